@@ -1,0 +1,19 @@
+namespace LLRP.Forwarding;
+
+/// <summary>Creates the variant's forwarder for each inbound connection and owns whatever the connections share.</summary>
+internal interface IForwarderFactory : IDisposable
+{
+    /// <summary>One line for the start-up banner: the variant and how its clients are shared.</summary>
+    string Description { get; }
+
+    IForwarder Create(Uri downstream, int connectionIndex);
+}
+
+internal static class ForwarderFactory
+{
+    public static IForwarderFactory Create(ProxyOptions options) => options.Client switch
+    {
+        ClientKind.HttpClient => new HttpClientForwarderFactory(options),
+        _ => throw new OptionsException($"--client {ProxyOptions.Name(options.Client)} is not available in this build; use httpclient."),
+    };
+}

@@ -1,0 +1,284 @@
+using System.Buffers;
+using System.Net;
+using System.Net.Http.Headers;
+using System.Text;
+using LLRP.Http1;
+using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
+
+namespace LLRP.Forwarding;
+
+/// <summary>
+/// The httpclient variant's clients: HttpMessageInvoker over SocketsHttpHandler, one per inbound connection by
+/// default, or a shared set ("shareClients") assigned per connection or rotated per request ("shareClients.roundRobin").
+/// </summary>
+internal sealed class HttpClientForwarderFactory : IForwarderFactory
+{
+    private readonly ProxyOptions _options;
+    private readonly HttpMessageInvoker[] _shared;
+    private int _next;
+
+    public HttpClientForwarderFactory(ProxyOptions options)
+    {
+        _options = options;
+        _shared = new HttpMessageInvoker[options.ShareClients ? options.ShareClientsCount : 0];
+        for (var i = 0; i < _shared.Length; i++)
+        {
+            _shared[i] = CreateInvoker(options);
+        }
+    }
+
+    public string Description => _options.ShareClients
+        ? $"httpclient: {_shared.Length} shared clients, {(_options.ShareClientsRoundRobin ? "rotated per request" : "assigned per connection")}"
+        : "httpclient: one client per inbound connection";
+
+    public IForwarder Create(Uri downstream, int connectionIndex)
+    {
+        if (_shared.Length == 0)
+        {
+            return new HttpClientForwarder(this, downstream, CreateInvoker(_options), ownsInvoker: true);
+        }
+        return new HttpClientForwarder(this, downstream, _shared[(uint)connectionIndex % (uint)_shared.Length], ownsInvoker: false);
+    }
+
+    /// <summary>The invoker for the next request: the connection's own, or the next shared one in round-robin mode.</summary>
+    internal HttpMessageInvoker Pick(HttpMessageInvoker assigned) =>
+        _options.ShareClientsRoundRobin && _shared.Length > 1
+            ? _shared[(uint)Interlocked.Increment(ref _next) % (uint)_shared.Length]
+            : assigned;
+
+    // The settings YARP's ForwarderHttpClientFactory applies: a proxy must not follow redirects, decompress,
+    // keep cookies or go through another proxy.
+    private static HttpMessageInvoker CreateInvoker(ProxyOptions options) => new(new SocketsHttpHandler
+    {
+        UseProxy = false,
+        AllowAutoRedirect = false,
+        AutomaticDecompression = DecompressionMethods.None,
+        UseCookies = false,
+        ActivityHeadersPropagator = null,
+        ConnectTimeout = options.DownstreamConnectTimeout,
+        MaxResponseHeadersLength = Math.Max(1, options.MaxResponseHeadersTotalSize / 1024),
+    }, disposeHandler: true);
+
+    public void Dispose()
+    {
+        foreach (var invoker in _shared)
+        {
+            invoker.Dispose();
+        }
+    }
+}
+
+internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker) : IForwarder
+{
+    private readonly string _origin = downstream.GetLeftPart(UriPartial.Authority);
+
+    public async ValueTask ForwardAsync(ProxyConnection connection)
+    {
+        var head = connection.Head;
+        if (head.Target is [(byte)'*'])
+        {
+            // HttpRequestMessage always carries an absolute URI, so asterisk-form cannot be expressed.
+            throw new RequestRejectedException(501, "OPTIONS * is not supported by the httpclient variant.");
+        }
+
+        using var request = CreateRequest(connection);
+        HttpResponseMessage response;
+        try
+        {
+            response = await factory.Pick(invoker).SendAsync(request, connection.Aborted);
+        }
+        catch (HttpRequestException e)
+        {
+            throw Translate(e);
+        }
+        catch (OperationCanceledException e) when (!connection.Aborted.IsCancellationRequested)
+        {
+            throw new DownstreamException(DownstreamError.Unavailable, "Connecting to the downstream timed out.", e);
+        }
+
+        using (response)
+        {
+            await RelayAsync(connection, response);
+        }
+    }
+
+    private HttpRequestMessage CreateRequest(ProxyConnection connection)
+    {
+        var head = connection.Head;
+        var request = new HttpRequestMessage(Method(head), new Uri(_origin + Encoding.ASCII.GetString(head.Target), s_rawUri))
+        {
+            Version = HttpVersion.Version11,
+            VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+        };
+        if (head.Framing != BodyFraming.None)
+        {
+            request.Content = new RequestBodyContent(connection, head.Framing == BodyFraming.ContentLength ? head.ContentLength : null);
+            request.Headers.TransferEncodingChunked = head.Framing == BodyFraming.Chunked;
+        }
+
+        var headers = request.Headers;
+        headers.Host = Encoding.Latin1.GetString(head.Authority);
+        for (var i = 0; i < head.HeaderCount; i++)
+        {
+            if (head.Header(i).Kind != HeaderKind.Other)
+            {
+                continue;
+            }
+            var name = Encoding.Latin1.GetString(head.Name(i));
+            var value = Encoding.Latin1.GetString(head.Value(i));
+            if (!headers.TryAddWithoutValidation(name, value))
+            {
+                // Content fields (Content-Type...) live on the content; without a body there is nothing to describe.
+                request.Content?.Headers.TryAddWithoutValidation(name, value);
+            }
+        }
+        headers.TryAddWithoutValidation("Via", head.Version == Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion.Http10 ? "1.0 llrp" : "1.1 llrp");
+        headers.TryAddWithoutValidation("X-Forwarded-For", Encoding.ASCII.GetString(connection.ForwardedFor));
+        return request;
+    }
+
+    private static async ValueTask RelayAsync(ProxyConnection connection, HttpResponseMessage response)
+    {
+        var writer = connection.Response;
+        writer.BeginHead((int)response.StatusCode);
+        response.Headers.NonValidated.TryGetValues("Connection", out var connectionOptions);
+        WriteFields(writer, response.Headers.NonValidated, connectionOptions);
+        WriteFields(writer, response.Content.Headers.NonValidated, connectionOptions);
+
+        long? length = response.Content.Headers.NonValidated.TryGetValues("Content-Length", out var lengthValues)
+            ? response.Content.Headers.ContentLength
+            : null;
+        if (!writer.EndHead(length is null ? DownstreamBody.UntilEnd : DownstreamBody.ContentLength, length ?? 0))
+        {
+            return;
+        }
+
+        var body = await response.Content.ReadAsStreamAsync(connection.Aborted);
+        while (true)
+        {
+            int read;
+            try
+            {
+                read = await body.ReadAsync(writer.GetBodyMemory(), connection.Aborted);
+            }
+            catch (Exception e) when (e is HttpRequestException or IOException)
+            {
+                throw new DownstreamException(DownstreamError.BodyCutShort, "The downstream body failed before its end.", e);
+            }
+            if (read == 0)
+            {
+                break;
+            }
+            writer.AdvanceBody(read);
+            connection.Touch();
+            if ((await writer.FlushAsync()).IsCompleted)
+            {
+                throw new IOException("The client closed the connection.");
+            }
+        }
+        writer.CompleteBody();
+    }
+
+    private static void WriteFields(ResponseWriter writer, HttpHeadersNonValidated fields, HeaderStringValues connectionOptions)
+    {
+        foreach (var (name, values) in fields)
+        {
+            if (IsNominated(name, connectionOptions))
+            {
+                continue;
+            }
+            foreach (var value in values)
+            {
+                writer.WriteField(name, value);
+            }
+        }
+    }
+
+    // RFC 9110 §7.6.1: the downstream's Connection names fields meant for this hop only.
+    private static bool IsNominated(string name, HeaderStringValues connectionOptions)
+    {
+        foreach (var value in connectionOptions)
+        {
+            foreach (var range in value.AsSpan().Split(','))
+            {
+                if (value.AsSpan()[range].Trim().Equals(name, StringComparison.OrdinalIgnoreCase))
+                {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static Exception Translate(HttpRequestException e)
+    {
+        for (Exception? inner = e; inner is not null; inner = inner.InnerException)
+        {
+            if (inner is RequestBodyException body)
+            {
+                return body;
+            }
+        }
+        return e.HttpRequestError is HttpRequestError.InvalidResponse or HttpRequestError.ResponseEnded
+            ? new DownstreamException(DownstreamError.InvalidResponse, "The downstream response was not valid HTTP/1.1.", e)
+            : new DownstreamException(DownstreamError.Unavailable, "The downstream could not be reached.", e);
+    }
+
+    private static readonly UriCreationOptions s_rawUri = new() { DangerousDisablePathAndQueryCanonicalization = true };
+
+    private static System.Net.Http.HttpMethod Method(RequestHead head) => head.Method switch
+    {
+        KestrelMethod.Get => System.Net.Http.HttpMethod.Get,
+        KestrelMethod.Post => System.Net.Http.HttpMethod.Post,
+        KestrelMethod.Put => System.Net.Http.HttpMethod.Put,
+        KestrelMethod.Delete => System.Net.Http.HttpMethod.Delete,
+        KestrelMethod.Head => System.Net.Http.HttpMethod.Head,
+        KestrelMethod.Options => System.Net.Http.HttpMethod.Options,
+        KestrelMethod.Trace => System.Net.Http.HttpMethod.Trace,
+        KestrelMethod.Patch => System.Net.Http.HttpMethod.Patch,
+        _ => new System.Net.Http.HttpMethod(Encoding.ASCII.GetString(head.MethodBytes)),
+    };
+
+    public void Dispose()
+    {
+        if (ownsInvoker)
+        {
+            invoker.Dispose();
+        }
+    }
+
+    /// <summary>Streams the client's de-framed body; HttpClient frames it again (Content-Length or chunked).</summary>
+    private sealed class RequestBodyContent(ProxyConnection connection, long? length) : HttpContent
+    {
+        protected override Task SerializeToStreamAsync(Stream stream, TransportContext? context) =>
+            SerializeToStreamAsync(stream, context, CancellationToken.None);
+
+        protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context, CancellationToken cancellationToken)
+        {
+            var buffer = ArrayPool<byte>.Shared.Rent(16 * 1024);
+            try
+            {
+                while (true)
+                {
+                    var read = await connection.Body.ReadAsync(buffer, connection.Aborted);
+                    if (read == 0)
+                    {
+                        return;
+                    }
+                    await stream.WriteAsync(buffer.AsMemory(0, read), cancellationToken);
+                    connection.Touch();
+                }
+            }
+            finally
+            {
+                ArrayPool<byte>.Shared.Return(buffer);
+            }
+        }
+
+        protected override bool TryComputeLength(out long computed)
+        {
+            computed = length ?? 0;
+            return length.HasValue;
+        }
+    }
+}

@@ -1,0 +1,407 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+using System.Text;
+using Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http;
+using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
+
+namespace LLRP.Http1;
+
+internal enum BodyFraming : byte
+{
+    None,
+    ContentLength,
+    Chunked,
+}
+
+/// <summary>One field line of the request head, stored as ranges into <see cref="RequestHead"/>'s buffer.</summary>
+internal struct HeaderEntry
+{
+    public int NameStart;
+    public int NameLength;
+    public int ValueStart;
+    public int ValueLength;
+    public HeaderKind Kind;
+}
+
+/// <summary>
+/// The parsed and validated request head of one connection, reused request after request: the bytes the
+/// parser hands out are copied into one buffer sized by the limits, so nothing is allocated per request.
+/// Validation is the proxy's own (RFC 9110/9112); Kestrel's parser only splits lines.
+/// </summary>
+internal sealed class RequestHead
+{
+    private readonly ProxyOptions _options;
+    private readonly byte[] _buffer;
+    private readonly HeaderEntry[] _headers;
+    private int _length;
+
+    public RequestHead(ProxyOptions options)
+    {
+        _options = options;
+        // The request line and header section are each capped, so their copies always fit.
+        _buffer = GC.AllocateUninitializedArray<byte>(options.MaxRequestLineSize + options.MaxRequestHeadersTotalSize);
+        _headers = new HeaderEntry[options.MaxRequestHeaderCount];
+    }
+
+    public KestrelMethod Method { get; private set; }
+    public HttpVersion Version { get; private set; }
+    public int HeaderCount { get; private set; }
+    public BodyFraming Framing { get; private set; }
+    public long ContentLength { get; private set; }
+    public bool ExpectContinue { get; private set; }
+    /// <summary>The client asked for the connection to end after this exchange (or did not ask HTTP/1.0 to keep it).</summary>
+    public bool ClientWantsClose { get; private set; }
+    public bool IsHead => Method == KestrelMethod.Head;
+
+    private int _methodLength;
+    private int _targetStart, _targetLength;
+    private int _authorityStart = -1, _authorityLength;
+    private int _hostIndex = -1;
+    private int _contentLengthCount, _transferEncodingCount;
+
+    public ReadOnlySpan<byte> MethodBytes => _buffer.AsSpan(0, _methodLength);
+    /// <summary>origin-form (path and query) or "*"; never absolute-form.</summary>
+    public ReadOnlySpan<byte> Target => _buffer.AsSpan(_targetStart, _targetLength);
+    /// <summary>The Host to send downstream: the absolute-form authority if there was one, else the client's Host.</summary>
+    public ReadOnlySpan<byte> Authority =>
+        _authorityStart >= 0 ? _buffer.AsSpan(_authorityStart, _authorityLength)
+        : _hostIndex >= 0 ? Value(_hostIndex)
+        : default;
+
+    public ref readonly HeaderEntry Header(int index) => ref _headers[index];
+    public ReadOnlySpan<byte> Name(int index) => _buffer.AsSpan(_headers[index].NameStart, _headers[index].NameLength);
+    public ReadOnlySpan<byte> Value(int index) => _buffer.AsSpan(_headers[index].ValueStart, _headers[index].ValueLength);
+
+    public void Reset()
+    {
+        _length = 0;
+        _methodLength = _targetStart = _targetLength = _authorityLength = 0;
+        _authorityStart = _hostIndex = -1;
+        _contentLengthCount = _transferEncodingCount = 0;
+        HeaderCount = 0;
+        Framing = BodyFraming.None;
+        ContentLength = 0;
+        ExpectContinue = ClientWantsClose = false;
+        Method = KestrelMethod.None;
+        Version = HttpVersion.Unknown;
+    }
+
+    // Called by the parser adapter for the request line (method, target up to the end of the query, version).
+    internal void OnStartLine(HttpVersionAndMethod versionAndMethod, TargetOffsetPathLength target, Span<byte> startLine)
+    {
+        Method = versionAndMethod.Method;
+        Version = versionAndMethod.Version;
+        var method = startLine[..versionAndMethod.MethodEnd];
+        var rawTarget = startLine[target.Offset..];
+
+        if (!HttpSyntax.IsToken(method))
+        {
+            throw RequestRejectedException.BadRequest("Invalid method token.");
+        }
+        // RFC 9110 §9.3.6: CONNECT asks for a tunnel, which this proxy does not provide (by design).
+        if (Method == KestrelMethod.Connect)
+        {
+            throw new RequestRejectedException(405, "CONNECT is not supported.");
+        }
+        if (!HttpSyntax.IsValidTarget(rawTarget))
+        {
+            throw RequestRejectedException.BadRequest("Invalid request-target.");
+        }
+
+        _methodLength = Append(method);
+        if (rawTarget[0] == '/')
+        {
+            (_targetStart, _targetLength) = (_length, Append(rawTarget));
+        }
+        else if (rawTarget.Length == 1 && rawTarget[0] == '*')
+        {
+            // RFC 9112 §3.2.4: asterisk-form is only for a server-wide OPTIONS.
+            if (Method != KestrelMethod.Options)
+            {
+                throw RequestRejectedException.BadRequest("Asterisk-form request-target is only valid for OPTIONS.");
+            }
+            (_targetStart, _targetLength) = (_length, Append(rawTarget));
+        }
+        else
+        {
+            SplitAbsoluteForm(rawTarget);
+        }
+    }
+
+    // RFC 9112 §3.2.2: a proxy accepts absolute-form, forwards origin-form, and takes the Host from the target's authority.
+    private void SplitAbsoluteForm(ReadOnlySpan<byte> target)
+    {
+        int schemeLength;
+        if (target.Length > 7 && Ascii.EqualsIgnoreCase(target[..7], "http://"u8))
+        {
+            schemeLength = 7;
+        }
+        else if (target.Length > 8 && Ascii.EqualsIgnoreCase(target[..8], "https://"u8))
+        {
+            schemeLength = 8;
+        }
+        else
+        {
+            throw RequestRejectedException.BadRequest("Unsupported request-target form.");
+        }
+
+        var rest = target[schemeLength..];
+        var end = rest.IndexOfAny((byte)'/', (byte)'?');
+        var authority = end < 0 ? rest : rest[..end];
+        if (authority.IsEmpty || !HttpSyntax.IsValidHost(authority))
+        {
+            throw RequestRejectedException.BadRequest("Invalid authority in absolute-form request-target.");
+        }
+        _authorityStart = _length;
+        _authorityLength = Append(authority);
+
+        var pathAndQuery = end < 0 ? default : rest[end..];
+        _targetStart = _length;
+        if (pathAndQuery.IsEmpty || pathAndQuery[0] == '?')
+        {
+            Append("/"u8);
+        }
+        Append(pathAndQuery);
+        _targetLength = _length - _targetStart;
+    }
+
+    internal void OnHeader(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
+        if (HeaderCount == _headers.Length)
+        {
+            throw new RequestRejectedException(431, "Too many request header fields.");
+        }
+        // Kestrel's parser splits the line but checks neither the name's characters nor the value's (RFC 9110 §5.1, §5.5).
+        if (!HttpSyntax.IsToken(name))
+        {
+            throw RequestRejectedException.BadRequest("Invalid character in header name.");
+        }
+        if (!HttpSyntax.IsValidFieldValue(value))
+        {
+            throw RequestRejectedException.BadRequest("Invalid character in header value.");
+        }
+
+        ref var entry = ref _headers[HeaderCount++];
+        entry.Kind = HttpSyntax.Classify(name);
+        entry.NameStart = _length;
+        entry.NameLength = Append(name);
+        entry.ValueStart = _length;
+        entry.ValueLength = Append(value);
+
+        switch (entry.Kind)
+        {
+            case HeaderKind.Host:
+                // RFC 9112 §3.2: more than one Host, or an invalid one, MUST be answered with 400.
+                if (_hostIndex >= 0 || !HttpSyntax.IsValidHost(value))
+                {
+                    throw RequestRejectedException.BadRequest("Duplicate or invalid Host header.");
+                }
+                _hostIndex = HeaderCount - 1;
+                break;
+            case HeaderKind.ContentLength:
+                OnContentLength(value);
+                break;
+            case HeaderKind.TransferEncoding:
+                _transferEncodingCount++;
+                break;
+        }
+    }
+
+    // RFC 9110 §8.6 / RFC 9112 §6.3 rule 5: identical duplicates may collapse to one value; anything else is unrecoverable.
+    private void OnContentLength(ReadOnlySpan<byte> value)
+    {
+        var length = HttpSyntax.ParseContentLength(value);
+        if (length < 0 || (_contentLengthCount > 0 && length != ContentLength))
+        {
+            throw RequestRejectedException.BadRequest("Invalid or conflicting Content-Length.");
+        }
+        _contentLengthCount++;
+        ContentLength = length;
+    }
+
+    /// <summary>Checks what needs the whole header section: Host, framing, Connection options, expectations.</summary>
+    internal void OnHeadersComplete()
+    {
+        // RFC 9112 §3.2: an HTTP/1.1 request without Host MUST be answered with 400.
+        if (_hostIndex < 0 && Version == HttpVersion.Http11)
+        {
+            throw RequestRejectedException.BadRequest("Missing Host header.");
+        }
+
+        if (_transferEncodingCount > 0)
+        {
+            // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message means the framing is faulty.
+            if (Version == HttpVersion.Http10)
+            {
+                throw RequestRejectedException.BadRequest("Transfer-Encoding in an HTTP/1.0 request.");
+            }
+            // RFC 9112 §6.1: a server MAY reject a message with both, and then MUST close; rejecting removes the ambiguity.
+            if (_contentLengthCount > 0)
+            {
+                throw RequestRejectedException.BadRequest("Both Transfer-Encoding and Content-Length.");
+            }
+            ValidateTransferEncoding();
+            Framing = BodyFraming.Chunked;
+        }
+        else if (_contentLengthCount > 0)
+        {
+            if (ContentLength > _options.MaxRequestBodySize)
+            {
+                throw new RequestRejectedException(413, "Request body larger than maxRequestBodySize.");
+            }
+            // Content-Length: 0 stays a Content-Length framing so the downstream sees the same declaration.
+            Framing = BodyFraming.ContentLength;
+        }
+
+        ClientWantsClose = Version == HttpVersion.Http10;
+        for (var i = 0; i < HeaderCount; i++)
+        {
+            switch (_headers[i].Kind)
+            {
+                case HeaderKind.Connection:
+                    ReadConnectionOptions(Value(i));
+                    break;
+                case HeaderKind.Expect:
+                    // RFC 9110 §10.1.1: 100-continue is the only expectation; others get 417. HTTP/1.0 ignores it.
+                    if (!Ascii.EqualsIgnoreCase(Value(i), "100-continue"u8))
+                    {
+                        throw new RequestRejectedException(417, "Unsupported expectation.");
+                    }
+                    ExpectContinue = Version == HttpVersion.Http11 && (Framing == BodyFraming.Chunked || ContentLength > 0);
+                    break;
+            }
+        }
+    }
+
+    // RFC 9112 §6.1, §6.3 rule 4: the final coding must be chunked, applied once; other codings are not implemented here.
+    private void ValidateTransferEncoding()
+    {
+        var state = (Chunked: 0, Other: 0, Empty: 0, ChunkedLast: false);
+        for (var i = 0; i < HeaderCount; i++)
+        {
+            if (_headers[i].Kind == HeaderKind.TransferEncoding)
+            {
+                HttpSyntax.ForEachToken(Value(i), ref state, static (token, ref s) =>
+                {
+                    if (token.IsEmpty)
+                    {
+                        s.Empty++;
+                    }
+                    else if (Ascii.EqualsIgnoreCase(token, "chunked"u8))
+                    {
+                        s.Chunked++;
+                        s.ChunkedLast = true;
+                        return true;
+                    }
+                    else
+                    {
+                        s.Other++;
+                    }
+                    s.ChunkedLast = false;
+                    return true;
+                });
+            }
+        }
+        if (!state.ChunkedLast || state.Chunked != 1 || state.Empty != 0)
+        {
+            throw RequestRejectedException.BadRequest("Transfer-Encoding does not end in a single chunked coding.");
+        }
+        if (state.Other != 0)
+        {
+            throw new RequestRejectedException(501, "Unsupported transfer coding.");
+        }
+    }
+
+    // RFC 9110 §7.6.1: Connection lists options for this hop; every field it names is removed before forwarding.
+    private void ReadConnectionOptions(ReadOnlySpan<byte> value)
+    {
+        var self = this;
+        HttpSyntax.ForEachToken(value, ref self, static (token, ref head) =>
+        {
+            if (Ascii.EqualsIgnoreCase(token, "close"u8))
+            {
+                head.ClientWantsClose = true;
+            }
+            else if (Ascii.EqualsIgnoreCase(token, "keep-alive"u8))
+            {
+                head.ClientWantsClose &= head.Version != HttpVersion.Http10;
+            }
+            else if (token.Length > 0)
+            {
+                head.Nominate(token);
+            }
+            return true;
+        });
+    }
+
+    private void Nominate(ReadOnlySpan<byte> name)
+    {
+        for (var i = 0; i < HeaderCount; i++)
+        {
+            ref var entry = ref _headers[i];
+            // Framing, Host and the proxy's own fields are regenerated, so a nomination cannot remove them.
+            if (entry.Kind == HeaderKind.Other && Ascii.EqualsIgnoreCase(Name(i), name))
+            {
+                entry.Kind = HeaderKind.Nominated;
+            }
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private int Append(ReadOnlySpan<byte> bytes)
+    {
+        if (bytes.Length > _buffer.Length - _length)
+        {
+            throw new RequestRejectedException(431, "Request header fields too large.");
+        }
+        bytes.CopyTo(_buffer.AsSpan(_length));
+        _length += bytes.Length;
+        return bytes.Length;
+    }
+}
+
+/// <summary>The request is refused with <see cref="StatusCode"/> and the connection is closed after the answer.</summary>
+internal sealed class RequestRejectedException(int statusCode, string message) : Exception(message)
+{
+    public int StatusCode { get; } = statusCode;
+
+    public static RequestRejectedException BadRequest(string message) => new(400, message);
+}
+
+/// <summary>Hands Kestrel's parser callbacks to the connection's <see cref="RequestHead"/>; a struct so the JIT devirtualises them.</summary>
+internal readonly struct ParserHandler(RequestHead head) : IHttpRequestLineHandler, IHttpHeadersHandler
+{
+    public void OnStartLine(HttpVersionAndMethod versionAndMethod, TargetOffsetPathLength targetPath, Span<byte> startLine) =>
+        head.OnStartLine(versionAndMethod, targetPath, startLine);
+
+    public void OnHeader(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) => head.OnHeader(name, value);
+
+    public void OnHeadersComplete(bool endStream) => head.OnHeadersComplete();
+
+    public void OnStaticIndexedHeader(int index)
+    {
+    }
+
+    public void OnStaticIndexedHeader(int index, ReadOnlySpan<byte> value)
+    {
+    }
+}
+
+/// <summary>The one place that touches Kestrel's pubternal HTTP/1.1 parser.</summary>
+internal static class KestrelParser
+{
+    private static readonly HttpParser<ParserHandler> s_parser = Create();
+
+    private static HttpParser<ParserHandler> Create()
+    {
+        // Bare LF line ends are a smuggling lever (RFC 9112 §2.2 only MAY accept them); a proxy rejects them.
+        AppContext.SetSwitch("Microsoft.AspNetCore.Server.Kestrel.DisableHttp1LineFeedTerminators", true);
+        return new HttpParser<ParserHandler>(showErrorDetails: false);
+    }
+
+    public static bool ParseRequestLine(RequestHead head, ref SequenceReader<byte> reader) =>
+        s_parser.ParseRequestLine(new ParserHandler(head), ref reader);
+
+    public static bool ParseHeaders(RequestHead head, ref SequenceReader<byte> reader) =>
+        s_parser.ParseHeaders(new ParserHandler(head), ref reader);
+}

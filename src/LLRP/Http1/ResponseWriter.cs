@@ -1,0 +1,286 @@
+using System.Buffers;
+using System.Buffers.Text;
+using System.IO.Pipelines;
+using System.Runtime.CompilerServices;
+using System.Text;
+using Microsoft.AspNetCore.WebUtilities;
+
+using LLRP.Forwarding;
+
+namespace LLRP.Http1;
+
+/// <summary>How the downstream framed its response body, as the variant learned it.</summary>
+internal enum DownstreamBody : byte
+{
+    /// <summary>No body by RFC 9112 §6.3 rule 1 (HEAD, 1xx, 204, 304).</summary>
+    None,
+    ContentLength,
+    /// <summary>Chunked or close-delimited: the length is unknown until the end.</summary>
+    UntilEnd,
+}
+
+/// <summary>
+/// Writes the response to the client: status line, fields through the hop-by-hop policy, and a body framed for
+/// this client (Content-Length, chunked for HTTP/1.1, close-delimited for HTTP/1.0). Bytes go straight into the
+/// connection's PipeWriter; nothing is allocated per response.
+/// </summary>
+internal sealed class ResponseWriter
+{
+    // Chunks are written in place: a fixed-width size prefix is reserved before the data is read (RFC 9112 §7.1
+    // allows leading zeros in chunk-size), so a body is never copied twice.
+    private const int ChunkPrefixLength = 10; // 8 hex digits + CRLF
+    private const int ChunkSuffixLength = 2;
+    private const int BodyBufferSize = 16 * 1024;
+
+    private static readonly byte[][] s_statusLines = new byte[600][];
+
+    private readonly PipeWriter _output;
+    private RequestHead _request = null!;
+    private byte[] _via = [];
+    private bool _chunked;
+    private long _remaining;
+    private int _status;
+
+    public ResponseWriter(PipeWriter output) => _output = output;
+
+    /// <summary>Any byte of the final response was written: an error can no longer be answered with a status.</summary>
+    public bool HasStarted { get; private set; }
+
+    /// <summary>The client connection must close after this response (client asked, HTTP/1.0 framing, or an incomplete exchange).</summary>
+    public bool MustClose { get; private set; }
+
+    public bool IsComplete { get; private set; }
+
+    public void Start(RequestHead request)
+    {
+        _request = request;
+        _via = request.Version == Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion.Http10 ? ViaHttp10 : ViaHttp11;
+        HasStarted = IsComplete = _chunked = false;
+        MustClose = request.ClientWantsClose;
+        _remaining = 0;
+        _status = 0;
+    }
+
+    private static readonly byte[] ViaHttp10 = "Via: 1.0 llrp\r\n"u8.ToArray();
+    private static readonly byte[] ViaHttp11 = "Via: 1.1 llrp\r\n"u8.ToArray();
+
+    /// <summary>RFC 9110 §7.6.3: the Via value a proxy adds, with the protocol version it received.</summary>
+    public ReadOnlySpan<byte> ViaLine => _via;
+
+    /// <summary>Starts the final response head; interim (1xx) heads use <see cref="WriteInterimAsync"/>.</summary>
+    public void BeginHead(int status)
+    {
+        HasStarted = true;
+        _status = status;
+        Write(StatusLine(status));
+    }
+
+    /// <summary>Writes one field unless the policy removes it (hop-by-hop, framing; the variant removes Connection-nominated ones).</summary>
+    public void WriteField(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
+        if (IsFramingOrHopByHop(HttpSyntax.Classify(name)))
+        {
+            return;
+        }
+        var length = name.Length + value.Length + 4;
+        var span = _output.GetSpan(length);
+        name.CopyTo(span);
+        span[name.Length] = (byte)':';
+        span[name.Length + 1] = (byte)' ';
+        value.CopyTo(span[(name.Length + 2)..]);
+        span[length - 2] = (byte)'\r';
+        span[length - 1] = (byte)'\n';
+        _output.Advance(length);
+    }
+
+    /// <summary>The same for fields that a client library hands over as strings (Latin-1 on the wire, RFC 9110 §5.5).</summary>
+    public void WriteField(string name, string value)
+    {
+        // Every name the policy acts on is shorter than 32 characters.
+        if (name.Length <= 32)
+        {
+            Span<byte> nameBytes = stackalloc byte[name.Length];
+            Encoding.Latin1.GetBytes(name, nameBytes);
+            if (IsFramingOrHopByHop(HttpSyntax.Classify(nameBytes)))
+            {
+                return;
+            }
+        }
+        var length = name.Length + value.Length + 4;
+        var span = _output.GetSpan(length);
+        Encoding.Latin1.GetBytes(name, span);
+        span[name.Length] = (byte)':';
+        span[name.Length + 1] = (byte)' ';
+        Encoding.Latin1.GetBytes(value, span[(name.Length + 2)..]);
+        span[length - 2] = (byte)'\r';
+        span[length - 1] = (byte)'\n';
+        _output.Advance(length);
+    }
+
+    private static bool IsFramingOrHopByHop(HeaderKind kind) =>
+        kind is HeaderKind.Connection or HeaderKind.HopByHop or HeaderKind.ContentLength or HeaderKind.TransferEncoding;
+
+    /// <summary>
+    /// Ends the head and decides the client framing (RFC 9112 §6.3): no body for HEAD/204/304; Content-Length when the
+    /// downstream gave one; else chunked for HTTP/1.1 clients and close-delimited for HTTP/1.0 ones (RFC 9112 §7 forbids
+    /// chunked to 1.0). Returns whether body bytes should follow.
+    /// </summary>
+    public bool EndHead(DownstreamBody body, long contentLength)
+    {
+        Write(_via);
+        var noBody = body == DownstreamBody.None || _request.IsHead || _status == 204 || _status == 304;
+        if (body == DownstreamBody.ContentLength && _status != 204)
+        {
+            // Kept on HEAD and 304 as metadata (RFC 9110 §8.6); it promises the body length otherwise.
+            WriteContentLength(contentLength);
+            _remaining = noBody ? 0 : contentLength;
+        }
+        else if (!noBody)
+        {
+            if (_request.Version == Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion.Http10)
+            {
+                MustClose = true;
+            }
+            else
+            {
+                _chunked = true;
+                Write("Transfer-Encoding: chunked\r\n"u8);
+            }
+        }
+
+        if (MustClose)
+        {
+            Write("Connection: close\r\n\r\n"u8);
+        }
+        else if (_request.Version == Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion.Http10)
+        {
+            Write("Connection: keep-alive\r\n\r\n"u8);
+        }
+        else
+        {
+            Write("\r\n"u8);
+        }
+        if (noBody)
+        {
+            IsComplete = true;
+            return false;
+        }
+        return true;
+    }
+
+    /// <summary>Memory for the next piece of body, to be filled by the downstream read and then <see cref="AdvanceBody"/>d.</summary>
+    public Memory<byte> GetBodyMemory()
+    {
+        if (_chunked)
+        {
+            var memory = _output.GetMemory(BodyBufferSize + ChunkPrefixLength + ChunkSuffixLength);
+            return memory.Slice(ChunkPrefixLength, memory.Length - ChunkPrefixLength - ChunkSuffixLength);
+        }
+        var plain = _output.GetMemory(BodyBufferSize);
+        return _remaining > 0 && plain.Length > _remaining ? plain[..(int)_remaining] : plain;
+    }
+
+    public void AdvanceBody(int count)
+    {
+        if (count == 0)
+        {
+            return;
+        }
+        if (_chunked)
+        {
+            var span = _output.GetSpan(count + ChunkPrefixLength + ChunkSuffixLength);
+            Utf8Formatter.TryFormat((uint)count, span, out _, new StandardFormat('X', 8));
+            span[8] = (byte)'\r';
+            span[9] = (byte)'\n';
+            span[ChunkPrefixLength + count] = (byte)'\r';
+            span[ChunkPrefixLength + count + 1] = (byte)'\n';
+            _output.Advance(count + ChunkPrefixLength + ChunkSuffixLength);
+            return;
+        }
+        if (_remaining > 0)
+        {
+            if (count > _remaining)
+            {
+                throw new DownstreamException(DownstreamError.InvalidResponse, "The downstream sent more body than its Content-Length.");
+            }
+            _remaining -= count;
+        }
+        _output.Advance(count);
+    }
+
+    /// <summary>Ends the body: the last chunk for chunked; for Content-Length the downstream must have sent every byte.</summary>
+    public void CompleteBody()
+    {
+        if (_chunked)
+        {
+            Write("0\r\n\r\n"u8);
+        }
+        else if (_remaining > 0)
+        {
+            throw new DownstreamException(DownstreamError.BodyCutShort, "The downstream body ended before its Content-Length.");
+        }
+        IsComplete = true;
+    }
+
+    /// <summary>Relays an interim 1xx head to HTTP/1.1 clients (RFC 9110 §15.2: never to 1.0 clients).</summary>
+    public bool CanSendInterim => _request.Version == Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion.Http11;
+
+    public void BeginInterim(int status) => Write(StatusLine(status));
+
+    public ValueTask<FlushResult> EndInterimAsync()
+    {
+        Write(_via);
+        Write("\r\n"u8);
+        return _output.FlushAsync();
+    }
+
+    public ValueTask<FlushResult> WriteContinueAsync()
+    {
+        Write("HTTP/1.1 100 Continue\r\n\r\n"u8);
+        return _output.FlushAsync();
+    }
+
+    /// <summary>An answer the proxy makes itself (400, 502, 504...): no body, and the connection closes after it.</summary>
+    public ValueTask<FlushResult> WriteErrorAsync(int status)
+    {
+        HasStarted = true;
+        MustClose = true;
+        IsComplete = true;
+        Write(StatusLine(status));
+        Write("Content-Length: 0\r\nConnection: close\r\n\r\n"u8);
+        return _output.FlushAsync();
+    }
+
+    public ValueTask<FlushResult> FlushAsync() => _output.FlushAsync();
+
+    /// <summary>Bytes written but not yet flushed, so a body copy loop can batch small pieces into one send.</summary>
+    public long Unflushed => _output.UnflushedBytes;
+
+    private void WriteContentLength(long length)
+    {
+        Write("Content-Length: "u8);
+        var span = _output.GetSpan(22);
+        Utf8Formatter.TryFormat(length, span, out var written);
+        span[written] = (byte)'\r';
+        span[written + 1] = (byte)'\n';
+        _output.Advance(written + 2);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void Write(ReadOnlySpan<byte> bytes)
+    {
+        var span = _output.GetSpan(bytes.Length);
+        bytes.CopyTo(span);
+        _output.Advance(bytes.Length);
+    }
+
+    // RFC 9112 §4: the reason phrase is optional and may be regenerated; a status line per code is built once.
+    private static byte[] StatusLine(int status)
+    {
+        if ((uint)status >= (uint)s_statusLines.Length || status < 100)
+        {
+            throw new DownstreamException(DownstreamError.InvalidResponse, "Invalid downstream status code.");
+        }
+        return s_statusLines[status] ??= Encoding.ASCII.GetBytes($"HTTP/1.1 {status} {ReasonPhrases.GetReasonPhrase(status)}\r\n");
+    }
+}

@@ -1,0 +1,13 @@
+using LLRP;
+
+try
+{
+    var app = ProxyHost.Build(args);
+    await app.RunAsync();
+    return 0;
+}
+catch (OptionsException e)
+{
+    Console.Error.WriteLine($"LLRP: {e.Message}");
+    return 2;
+}

@@ -1,0 +1,68 @@
+using System.Net;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+
+namespace LLRP;
+
+/// <summary>Builds the proxy: Kestrel's socket transport with one raw connection handler per listen address.</summary>
+public static class ProxyHost
+{
+    public static WebApplication Build(string[] args)
+    {
+        var builder = WebApplication.CreateSlimBuilder(args);
+        builder.Logging.ClearProviders();
+        builder.Logging.AddSimpleConsole().SetMinimumLevel(LogLevel.Warning);
+        builder.Logging.AddFilter("Microsoft.Hosting.Lifetime", LogLevel.Information);
+        // --urls is served by explicit Listen calls, which Kestrel reports as "Overriding address(es)" at Warning.
+        builder.Logging.AddFilter("Microsoft.AspNetCore.Server.Kestrel", LogLevel.Error);
+
+        var options = ProxyOptions.From(builder.Configuration);
+        var urls = builder.Configuration["urls"] ?? "http://127.0.0.1:8080";
+
+        builder.WebHost.UseSockets(o => o.WaitForDataBeforeAllocatingBuffer = false);
+        var server = new ProxyServer(options);
+        builder.Services.AddSingleton(server);
+        builder.WebHost.UseKestrel(k =>
+        {
+            k.AddServerHeader = false;
+            foreach (var endPoint in ParseUrls(urls))
+            {
+                k.Listen(endPoint, listen => listen.Use(_ => server.OnConnectionAsync));
+            }
+        });
+
+        var app = builder.Build();
+        app.Lifetime.ApplicationStarted.Register(() => Console.WriteLine($"{options.Describe()}\n{server.ClientDescription}"));
+        return app;
+    }
+
+    /// <summary>The addresses the proxy listens on once started (port 0 resolved to the real port).</summary>
+    public static IReadOnlyCollection<string> Addresses(WebApplication app) =>
+        app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.ToArray();
+
+    internal static IEnumerable<IPEndPoint> ParseUrls(string urls)
+    {
+        foreach (var url in urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+        {
+            if (!Uri.TryCreate(url.Replace("*", "0.0.0.0", StringComparison.Ordinal).Replace("+", "0.0.0.0", StringComparison.Ordinal), UriKind.Absolute, out var uri) || uri.Scheme != Uri.UriSchemeHttp)
+            {
+                throw new OptionsException($"--urls '{url}' is not an http://IP:PORT address.");
+            }
+            var host = uri.Host.Trim('[', ']');
+            IPAddress address;
+            if (host == "localhost")
+            {
+                address = IPAddress.Loopback;
+            }
+            else if (!IPAddress.TryParse(host, out address!))
+            {
+                throw new OptionsException($"--urls '{url}': '{uri.Host}' is not an IP address or localhost.");
+            }
+            yield return new IPEndPoint(address, uri.Port);
+        }
+    }
+}
