@@ -1,4 +1,5 @@
 using System.Net;
+using LLRP.Diagnostics;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
@@ -36,7 +37,16 @@ public static class ProxyHost
         });
 
         var app = builder.Build();
+        var report = new SelfReport(server, options.StatsInterval);
         app.Lifetime.ApplicationStarted.Register(() => Console.WriteLine($"{options.Describe()}\n{server.ClientDescription}"));
+        app.Lifetime.ApplicationStopped.Register(() =>
+        {
+            report.Dispose();
+            server.Dispose();
+            var summary = report.Summary();
+            Console.Out.Write(report.Block());
+            Console.WriteLine(summary);
+        });
         return app;
     }
 

@@ -55,6 +55,9 @@ public sealed class ProxyOptions
     // no body progress by then aborts the client connection.
     public TimeSpan DownstreamResponseTimeout { get; init; } = TimeSpan.FromSeconds(100);
 
+    // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
+    public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
+
     public static ProxyOptions From(IConfiguration config)
     {
         var downstream = config["downstream"];
@@ -93,6 +96,9 @@ public sealed class ProxyOptions
             KeepAliveTimeout = Seconds(config, "keepAliveTimeout", 130),
             DownstreamConnectTimeout = Seconds(config, "downstreamConnectTimeout", 15),
             DownstreamResponseTimeout = Seconds(config, "downstreamResponseTimeout", 100),
+            StatsInterval = string.IsNullOrWhiteSpace(config["statsInterval"]) || config["statsInterval"] == "0"
+                ? TimeSpan.Zero
+                : Seconds(config, "statsInterval", 0),
         };
     }
 
@@ -122,7 +128,7 @@ public sealed class ProxyOptions
             $"maxRequestHeaderCount={MaxRequestHeaderCount} maxRequestBodySize={MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
-            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s");
+            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s");
 
     private static bool Bool(IConfiguration config, string key, bool fallback)
     {
