@@ -192,29 +192,30 @@ internal sealed class ProxyConnection
             await Response.FlushAsync();
             _server.CountRequest();
         }
-        catch (Exception e) when (!Response.HasStarted && e is DownstreamException or RequestBodyException or OperationCanceledException)
+        catch (Exception e)
         {
             _phase = Phase.None;
             if (_context.ConnectionClosed.IsCancellationRequested || e is RequestBodyException { ClientClosed: true })
             {
                 return false;
             }
-            var status = e switch
+            if (Response.HasStarted)
+            {
+                // RFC 9112 §6.3 / RFC 9110 §15.6: the response has begun and cannot be finished correctly, so the client
+                // must see an incomplete message, never a truncated one that looks whole.
+                _context.Abort(new ConnectionAbortedException("The downstream response could not be completed.", e));
+                return false;
+            }
+            await Response.WriteErrorAsync(e switch
             {
                 DownstreamException d => d.StatusCode,
                 RequestBodyException b => b.StatusCode,
+                RequestRejectedException r => r.StatusCode,
                 // The timer fired: a client that stopped sending its body is late (408); otherwise the downstream is (504).
-                _ => Body.IsComplete ? 504 : 408,
-            };
-            await Response.WriteErrorAsync(status);
-            return false;
-        }
-        catch (Exception e) when (e is DownstreamException or RequestBodyException or OperationCanceledException or IOException)
-        {
-            // RFC 9112 §6.3 / RFC 9110 §15.6: the response has begun and cannot be finished correctly, so the client
-            // must see an incomplete message, never a truncated one that looks whole.
-            _phase = Phase.None;
-            _context.Abort(new ConnectionAbortedException("The downstream response could not be completed.", e));
+                OperationCanceledException => Body.IsComplete ? 504 : 408,
+                // A failure the variant did not classify: the downstream exchange failed (RFC 9110 §15.6.3).
+                _ => 502,
+            });
             return false;
         }
 
