@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# crank "executable" job (and run-local.sh job) that runs Debian's HAProxy as the proxy on port 8080.
+#
+# It validates crank/haproxy/haproxy.cfg ("haproxy -c"), starts a background probe that prints the
+# ready line once the port accepts connections, then exec's "haproxy -db" (foreground, no master
+# process) so that the PID the crank agent tracks is the HAProxy process doing the work. HAProxy
+# exits on SIGTERM (hard stop) and SIGUSR1 (soft stop).
+#
+# Environment (all optional):
+#   LISTEN_ADDRESS (127.0.0.1)  LISTEN_PORT (8080)  DOWNSTREAM_ADDRESS (127.0.0.1)  DOWNSTREAM_PORT (8081)
+#   HAPROXY_THREADS (1)  HAPROXY (/usr/sbin/haproxy)  READY_TIMEOUT (30 s)
+# Ready line (crank readyStateText): "haproxy-job: ready"
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+: "${LISTEN_ADDRESS:=127.0.0.1}" "${LISTEN_PORT:=8080}"
+: "${DOWNSTREAM_ADDRESS:=127.0.0.1}" "${DOWNSTREAM_PORT:=8081}"
+: "${HAPROXY_THREADS:=1}" "${HAPROXY:=/usr/sbin/haproxy}" "${READY_TIMEOUT:=30}"
+export LISTEN_ADDRESS LISTEN_PORT DOWNSTREAM_ADDRESS DOWNSTREAM_PORT HAPROXY_THREADS
+
+[ -x "$HAPROXY" ] || { echo "haproxy-job: $HAPROXY not found (apt-get install -y haproxy)" >&2; exit 2; }
+cfg="$here/haproxy/haproxy.cfg"
+"$HAPROXY" -c -q -f "$cfg"
+
+# shellcheck source=lib-ready.sh disable=SC1091
+. "$here/lib-ready.sh"
+announce_when_listening "haproxy-job" "$LISTEN_ADDRESS" "$LISTEN_PORT" "$READY_TIMEOUT" &
+
+echo "haproxy-job: $("$HAPROXY" -v | head -n 1), nbthread $HAPROXY_THREADS, listening on $LISTEN_ADDRESS:$LISTEN_PORT, upstream $DOWNSTREAM_ADDRESS:$DOWNSTREAM_PORT"
+exec "$HAPROXY" -db -f "$cfg"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# crank "executable" job (and run-local.sh job) that runs Debian's nginx as the proxy on port 8080.
+#
+# It renders crank/nginx/nginx.conf into a writable work folder, checks it with "nginx -t", starts a
+# background probe that prints the ready line once the port accepts connections, then exec's nginx
+# so that the PID the crank agent tracks (CPU, working set, SIGTERM on stop) is nginx itself.
+# nginx runs with "master_process off; daemon off;": one process, which exits on SIGTERM.
+#
+# Environment (all optional):
+#   LISTEN_ADDRESS (127.0.0.1)  LISTEN_PORT (8080)  DOWNSTREAM_ADDRESS (127.0.0.1)  DOWNSTREAM_PORT (8081)
+#   JOB_WORK_DIR   folder for the rendered config, pid and temp files (default: a new temp folder)
+#   NGINX          nginx binary (default /usr/sbin/nginx)
+#   READY_TIMEOUT  seconds to wait for the port before reporting failure (default 30)
+# Ready line (crank readyStateText): "nginx-job: ready"
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+: "${LISTEN_ADDRESS:=127.0.0.1}" "${LISTEN_PORT:=8080}"
+: "${DOWNSTREAM_ADDRESS:=127.0.0.1}" "${DOWNSTREAM_PORT:=8081}"
+: "${NGINX:=/usr/sbin/nginx}" "${READY_TIMEOUT:=30}"
+if [ -z "${JOB_WORK_DIR:-}" ]; then JOB_WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/nginx-job.XXXXXX")"; fi
+
+[ -x "$NGINX" ] || { echo "nginx-job: $NGINX not found (apt-get install -y nginx-light)" >&2; exit 2; }
+mkdir -p "$JOB_WORK_DIR"
+conf="$JOB_WORK_DIR/nginx.conf"
+sed -e "s|@LISTEN_ADDRESS@|$LISTEN_ADDRESS|g" -e "s|@LISTEN_PORT@|$LISTEN_PORT|g" \
+    -e "s|@DOWNSTREAM_ADDRESS@|$DOWNSTREAM_ADDRESS|g" -e "s|@DOWNSTREAM_PORT@|$DOWNSTREAM_PORT|g" \
+    -e "s|@WORK_DIR@|$JOB_WORK_DIR|g" "$here/nginx/nginx.conf" > "$conf"
+
+# -p: prefix for relative paths; -e: the startup error log before the config's error_log applies.
+"$NGINX" -t -q -p "$JOB_WORK_DIR/" -c "$conf" -e stderr
+
+# shellcheck source=lib-ready.sh disable=SC1091
+. "$here/lib-ready.sh"
+announce_when_listening "nginx-job" "$LISTEN_ADDRESS" "$LISTEN_PORT" "$READY_TIMEOUT" &
+
+echo "nginx-job: $("$NGINX" -v 2>&1), listening on $LISTEN_ADDRESS:$LISTEN_PORT, upstream $DOWNSTREAM_ADDRESS:$DOWNSTREAM_PORT, config $conf"
+exec "$NGINX" -p "$JOB_WORK_DIR/" -c "$conf" -e stderr

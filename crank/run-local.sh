@@ -1,0 +1,599 @@
+#!/usr/bin/env bash
+# LLRP's benchmark driver on one machine: crank when it is installed, otherwise the same job scripts
+# run directly (see crank/README.md).
+#
+# usage: crank/run-local.sh [options] [SCENARIO...]
+#   SCENARIO        direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext
+#                   llrp-yarp httpclientproxy yarp (default: every one that can run here)
+#   --rounds N      interleaved rounds: round 1 runs A B C, round 2 runs A B C, ... (default 3)
+#   --duration S    measured seconds per run (default 15)
+#   --warmup S      warm-up seconds before each measured run (default 5)
+#   --connections C wrk connections (default 64: 2-core box, see README)
+#   --threads T     wrk threads (default 1)
+#   --path P        request path, e.g. '/?s=1024' (default /)
+#   --json-dir DIR  where the JSON files go (default artifacts/crank/<date>-<time>)
+#   --pin           taskset: load generator on CPU 0, proxy and downstream on CPU 1 (fallback only)
+#   --pgo | --nopgo run the proxy (application) with the "pgo" / "nopgo" environment (benchmarks.yml profiles)
+#   --app-env K=V   extra environment variable for the proxy, e.g. shareClients=true (repeatable)
+#   --proxy-port P / --downstream-port P   (defaults 8080 / 8081)
+#   --fallback      do not use crank even if it is installed
+#   --no-install    never call apt-get
+# Writes <json-dir>/<scenario>.r<round>.json (crank --json shape), run.json, machine.txt, summary.md,
+# and each run's logs under <json-dir>/logs/. Exit status: 0 if every run that was attempted
+# succeeded, 1 otherwise, 2 on bad usage.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CRANK_DIR="$ROOT/crank"
+ALL_SCENARIOS=(direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext llrp-yarp httpclientproxy yarp)
+COMMAND_LINE="crank/run-local.sh$(printf ' %q' "$@")"
+
+rounds=3 duration=15 warmup=5 connections=64 threads=1 req_path=/
+json_dir="" pin=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8081
+ready_timeout=60
+app_env=()
+scenarios=()
+
+log() { printf '[run-local %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+warn() { printf '[run-local %s] WARNING: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+usage() { sed -n '2,24p' "$0"; exit "${1:-2}"; }
+need_int() { [[ "$2" =~ ^[0-9]+$ ]] || { echo "run-local: $1 needs a whole number, got '$2'" >&2; exit 2; }; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) need_int "$1" "${2:-}"; rounds="$2"; shift 2 ;;
+    --duration) need_int "$1" "${2:-}"; duration="$2"; shift 2 ;;
+    --warmup) need_int "$1" "${2:-}"; warmup="$2"; shift 2 ;;
+    --connections) need_int "$1" "${2:-}"; connections="$2"; shift 2 ;;
+    --threads) need_int "$1" "${2:-}"; threads="$2"; shift 2 ;;
+    --path) req_path="${2:?--path needs a value}"; shift 2 ;;
+    --json-dir) json_dir="${2:?--json-dir needs a value}"; shift 2 ;;
+    --pin) pin=1; shift ;;
+    --pgo) pgo=pgo; shift ;;
+    --nopgo) pgo=nopgo; shift ;;
+    --app-env) [[ "${2:-}" == *=* ]] || { echo "run-local: --app-env needs K=V" >&2; exit 2; }; app_env+=("$2"); shift 2 ;;
+    --proxy-port) need_int "$1" "${2:-}"; proxy_port="$2"; shift 2 ;;
+    --downstream-port) need_int "$1" "${2:-}"; downstream_port="$2"; shift 2 ;;
+    --fallback) use_crank=0; shift ;;
+    --no-install) install=0; shift ;;
+    -h|--help) usage 0 ;;
+    -*) echo "run-local: unknown option $1" >&2; usage ;;
+    *)
+      known=0
+      for s in "${ALL_SCENARIOS[@]}"; do [ "$s" = "$1" ] && known=1; done
+      [ "$known" = 1 ] || { echo "run-local: unknown scenario '$1' (${ALL_SCENARIOS[*]})" >&2; exit 2; }
+      scenarios+=("$1"); shift ;;
+  esac
+done
+if [ "$rounds" -lt 1 ] || [ "$duration" -lt 1 ] || [ "$connections" -lt 1 ] || [ "$threads" -lt 1 ]; then
+  echo "run-local: rounds, duration, connections and threads must be >= 1" >&2; exit 2
+fi
+[ "$threads" -le "$connections" ] || { echo "run-local: wrk needs connections >= threads" >&2; exit 2; }
+[[ "$req_path" == /* ]] || { echo "run-local: --path must start with /" >&2; exit 2; }
+explicit_scenarios=0
+if [ "${#scenarios[@]}" -gt 0 ]; then explicit_scenarios=1; else scenarios=("${ALL_SCENARIOS[@]}"); fi
+
+[ -n "$json_dir" ] || json_dir="$ROOT/artifacts/crank/$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$json_dir/logs"
+json_dir="$(cd "$json_dir" && pwd)"
+log "results go to ${json_dir#"$ROOT"/}"
+
+# ---------------------------------------------------------------- process bookkeeping
+# Every server is started with setsid, so its PID is also its process group; stop_group signals the
+# whole group (wrapper scripts, probes, children). cleanup runs on every exit path.
+GROUPS_STARTED=()
+STARTED_PID=""
+agent_pid=""
+
+proc_state() { local s; s="$(cat "/proc/$1/stat" 2>/dev/null)" || return 0; s="${s##*) }"; echo "${s%% *}"; }
+
+# stop_group PID [TIMEOUT_S]: SIGTERM to the group, wait, then SIGKILL what is left; sets STOP_RC.
+STOP_RC=0
+stop_group() {
+  local pid="$1" limit=$(( ${2:-10} * 10 )) i=0 state
+  STOP_RC=0
+  [ -n "$pid" ] || return 0
+  kill -TERM -- "-$pid" 2>/dev/null || true
+  while [ "$i" -lt "$limit" ]; do
+    state="$(proc_state "$pid")"
+    if [ -z "$state" ] || [ "$state" = Z ]; then break; fi
+    sleep 0.1; i=$((i + 1))
+  done
+  if [ "$i" -ge "$limit" ]; then warn "process group $pid ignored SIGTERM for ${2:-10}s; killing it"; fi
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || STOP_RC=$?
+  local kept=()
+  for g in "${GROUPS_STARTED[@]}"; do [ "$g" = "$pid" ] || kept+=("$g"); done
+  GROUPS_STARTED=("${kept[@]}")
+}
+
+cleanup() {
+  local g
+  for g in "${GROUPS_STARTED[@]}"; do stop_group "$g" 5; done
+}
+trap cleanup EXIT
+trap 'warn "interrupted"; exit 130' INT
+trap 'warn "terminated"; exit 143' TERM
+
+# start_group LOG DIR CMD...: runs CMD in DIR as a new session/process group; sets STARTED_PID.
+start_group() {
+  local log_file="$1" dir="$2"; shift 2
+  # Backgrounded without job control, the subshell is not a group leader, so setsid makes it one in
+  # place and every exec after it keeps the same PID.
+  ( cd "$dir" && exec setsid "$@" ) > "$log_file" 2>&1 < /dev/null &
+  STARTED_PID=$!
+  GROUPS_STARTED+=("$STARTED_PID")
+}
+
+# wait_ready PID LOG TEXT: until TEXT appears in LOG (crank's readyStateText), the process dies, or
+# ready_timeout seconds pass.
+wait_ready() {
+  local pid="$1" log_file="$2" text="$3" deadline state
+  deadline=$(( $(date +%s) + ready_timeout ))
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    if grep -qF "$text" "$log_file" 2>/dev/null; then return 0; fi
+    state="$(proc_state "$pid")"
+    if [ -z "$state" ] || [ "$state" = Z ]; then
+      warn "process $pid exited before printing '$text'; last lines of $log_file:"
+      tail -n 15 "$log_file" >&2 || true
+      return 1
+    fi
+    sleep 0.1
+  done
+  warn "no '$text' from process $pid within ${ready_timeout}s; last lines of $log_file:"
+  tail -n 15 "$log_file" >&2 || true
+  return 1
+}
+
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# ---------------------------------------------------------------- tools
+need_nginx=0 need_haproxy=0
+for s in "${scenarios[@]}"; do
+  case "$s" in nginx) need_nginx=1 ;; haproxy) need_haproxy=1 ;; esac
+done
+missing=()
+command -v jq > /dev/null || missing+=(jq)
+command -v wrk > /dev/null || missing+=(wrk)
+command -v setsid > /dev/null || missing+=(util-linux)
+[ "$need_nginx" = 0 ] || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+[ "$need_haproxy" = 0 ] || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$install" = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+    log "installing ${missing[*]} (apt-get)"
+    timeout 600 apt-get update -qq > "$json_dir/logs/apt.log" 2>&1 || warn "apt-get update failed (see logs/apt.log)"
+    DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+      >> "$json_dir/logs/apt.log" 2>&1 || warn "apt-get install failed (see logs/apt.log)"
+  else
+    warn "missing ${missing[*]} and not installing them (not root, no apt-get, or --no-install)"
+  fi
+fi
+command -v jq > /dev/null || { echo "run-local: jq is required" >&2; exit 1; }
+command -v wrk > /dev/null || { echo "run-local: wrk is required (apt-get install -y wrk)" >&2; exit 1; }
+if [ -z "${DOTNET_ROOT:-}" ] && command -v dotnet > /dev/null; then
+  DOTNET_ROOT="$(dirname "$(readlink -f "$(command -v dotnet)")")"
+  export DOTNET_ROOT   # lets the published apphosts find the runtime wherever dotnet lives
+fi
+nproc_n="$(nproc)"
+if [ "$pin" = 1 ] && [ "$nproc_n" -lt 2 ]; then warn "--pin needs 2 CPUs; not pinning"; pin=0; fi
+
+# ---------------------------------------------------------------- which scenarios can run
+app_of() {
+  case "$1" in
+    direct|nginx|haproxy) echo "" ;;
+    llrp-*) echo llrp ;;
+    httpclientproxy) echo httpclientproxy ;;
+    yarp) echo yarp ;;
+  esac
+}
+declare -A publish_state=()   # app -> ok | failed | absent
+publish_app() {
+  local app="$1"
+  [ -z "${publish_state[$app]:-}" ] || return 0
+  if ! "$CRANK_DIR/publish.sh" --project "$app" > /dev/null 2>&1; then
+    publish_state[$app]=absent; return 0
+  fi
+  log "publishing $app"
+  if timeout 900 "$CRANK_DIR/publish.sh" "$app" > "$json_dir/logs/publish-$app.log" 2>&1; then
+    publish_state[$app]=ok
+  else
+    publish_state[$app]=failed
+    warn "publishing $app failed; last lines of logs/publish-$app.log:"
+    tail -n 10 "$json_dir/logs/publish-$app.log" >&2 || true
+  fi
+}
+
+runnable=()
+failures=0
+skip() {  # skip SCENARIO REASON: a default scenario is skipped quietly, a requested one fails the run
+  if [ "$explicit_scenarios" = 1 ]; then warn "$1 cannot run: $2"; failures=$((failures + 1)); else log "skipping $1: $2"; fi
+}
+publish_app downstream
+[ "${publish_state[downstream]}" = ok ] || { echo "run-local: src/Downstream must publish (see logs/publish-downstream.log)" >&2; exit 1; }
+for s in "${scenarios[@]}"; do
+  app="$(app_of "$s")"
+  case "$s" in
+    nginx) [ -x /usr/sbin/nginx ] || { skip "$s" "nginx is not installed"; continue; } ;;
+    haproxy) [ -x /usr/sbin/haproxy ] || { skip "$s" "haproxy is not installed"; continue; } ;;
+  esac
+  if [ -n "$app" ]; then
+    publish_app "$app"
+    case "${publish_state[$app]}" in
+      absent)
+        if [ "$app" = yarp ]; then skip "$s" "src/Baselines/Yarp has no project yet (blocked: the NuGet mirror lacks System.IO.Hashing, a YARP dependency)"
+        else skip "$s" "the $app project does not exist"; fi
+        continue ;;
+      failed) skip "$s" "$app does not build (logs/publish-$app.log)"; continue ;;
+    esac
+  fi
+  runnable+=("$s")
+done
+[ "${#runnable[@]}" -gt 0 ] || { warn "no scenario can run"; exit 1; }
+
+# ---------------------------------------------------------------- run metadata
+git_head="$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
+git_dirty="$(git -C "$ROOT" status --porcelain 2>/dev/null | head -c 1 | wc -c)"
+cpu_model="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+dotnet_version="$(dotnet --version 2>/dev/null || echo none)"
+wrk_version="$(wrk -v 2>&1 | head -n 1 || true)"
+nginx_version="$(/usr/sbin/nginx -v 2>&1 || echo none)"
+haproxy_version="$(/usr/sbin/haproxy -v 2>/dev/null | head -n 1 || echo none)"
+started_at="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+
+crank_bin="" agent_bin=""
+for d in "$ROOT/.tools/crank" "$ROOT/.tools" ""; do
+  if [ -z "$d" ]; then
+    crank_bin="$(command -v crank || true)"; agent_bin="$(command -v crank-agent || true)"
+  elif [ -x "$d/crank" ] && [ -x "$d/crank-agent" ]; then
+    crank_bin="$d/crank"; agent_bin="$d/crank-agent"
+  fi
+  [ -z "$crank_bin" ] || [ -z "$agent_bin" ] || break
+  crank_bin="" agent_bin=""
+done
+mode=fallback
+if [ "$use_crank" = 1 ] && [ -n "$crank_bin" ]; then mode=crank; fi
+
+app_env_json="$(printf '%s\n' "${app_env[@]}" | jq -R -s 'split("\n") | map(select(length > 0))')"
+jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_dirty" \
+  --argjson nproc "$nproc_n" --arg cpu "$cpu_model" --arg kernel "$(uname -r)" \
+  --arg dotnet "$dotnet_version" --arg wrk "$wrk_version" --arg nginx "$nginx_version" \
+  --arg haproxy "$haproxy_version" --arg command "$COMMAND_LINE" --arg mode "$mode" \
+  --argjson rounds "$rounds" --argjson duration "$duration" --argjson warmup "$warmup" \
+  --argjson connections "$connections" --argjson threads "$threads" --arg path "$req_path" \
+  --argjson pin "$pin" --arg pgo "$pgo" --argjson appEnv "$app_env_json" \
+  --argjson scenarios "$(printf '%s\n' "${runnable[@]}" | jq -R . | jq -s .)" \
+  '{date: $date, commit: $commit, dirty: ($dirty > 0), nproc: $nproc, cpuModel: $cpu, kernel: $kernel,
+    dotnetVersion: $dotnet, wrk: $wrk, nginx: $nginx, haproxy: $haproxy, command: $command, mode: $mode,
+    rounds: $rounds, duration: $duration, warmup: $warmup, connections: $connections, threads: $threads,
+    path: $path, pinned: ($pin == 1), profile: $pgo, applicationEnvironment: $appEnv, scenarios: $scenarios}' \
+  > "$json_dir/run.json"
+{
+  echo "date:        $started_at"
+  echo "commit:      $git_head$([ "$git_dirty" = 0 ] || echo ' (work tree has uncommitted changes)')"
+  echo "nproc:       $nproc_n"
+  echo "cpu:         $cpu_model"
+  echo "kernel:      $(uname -r)"
+  echo "dotnet:      $dotnet_version"
+  echo "wrk:         $wrk_version"
+  echo "nginx:       $nginx_version"
+  echo "haproxy:     $haproxy_version"
+  echo "mode:        $mode"
+  echo "pinning:     $([ "$pin" = 1 ] && echo 'load on CPU 0, proxy + downstream on CPU 1' || echo none)"
+  echo "command:     $COMMAND_LINE"
+} > "$json_dir/machine.txt"
+
+log "mode: $mode; scenarios: ${runnable[*]}; $rounds round(s) of ${warmup}s warm-up + ${duration}s, -t $threads -c $connections, path $req_path"
+
+# ---------------------------------------------------------------- crank mode
+run_crank() {
+  local s="$1" r="$2"
+  local out="$json_dir/$s.r$r.json" args=()
+  args=(--config "$ROOT/benchmarks.yml" --scenario "$s" --profile local --json "$out"
+        --variable "connections=$connections" --variable "threads=$threads" --variable "warmup=$warmup"
+        --variable "duration=$duration" --variable "path=$req_path"
+        --variable "serverPort=$proxy_port" --variable "downstreamPort=$downstream_port"
+        --property "scenario=$s" --property "round=$r" --property "runner=crank/run-local.sh")
+  [ -z "$pgo" ] || args+=(--profile "$pgo")
+  local kv
+  for kv in "${app_env[@]}"; do args+=(--application.environmentVariables "$kv"); done
+  log "$s round $r: crank ${args[*]}"
+  # The controller resolves beforeJob commands and localFolder paths from the repository root.
+  if (cd "$ROOT" && timeout $(( warmup + duration + 900 )) "$crank_bin" "${args[@]}") \
+      > "$json_dir/logs/$s.r$r.crank.log" 2>&1; then
+    log "$s round $r: done ($(jq -r '.jobResults.jobs.load.results["wrk/rps/mean"] // "?"' "$out") rps)"
+  else
+    warn "$s round $r: crank failed (logs/$s.r$r.crank.log)"
+    failures=$((failures + 1))
+  fi
+}
+
+if [ "$mode" = crank ]; then
+  if port_busy 5010; then
+    log "a crank agent already listens on 127.0.0.1:5010; using it"
+  else
+    log "starting crank-agent on http://127.0.0.1:5010 (log: logs/agent.log)"
+    # net8.0 tools on a .NET 10-only machine need roll-forward (crank-offline.md §7). An offline
+    # agent also needs the dotnet-install.sh workaround described in crank/README.md.
+    start_group "$json_dir/logs/agent.log" "$ROOT" env DOTNET_ROLL_FORWARD=Major \
+      "$agent_bin" --url http://127.0.0.1:5010 --hostname 127.0.0.1 \
+      --dotnethome "${DOTNET_ROOT:-/usr/share/dotnet}"
+    agent_pid="$STARTED_PID"
+    deadline=$(( $(date +%s) + 60 ))
+    until port_busy 5010; do
+      if [ "$(date +%s)" -ge "$deadline" ] || [ -z "$(proc_state "$agent_pid")" ]; then
+        warn "crank-agent did not start (logs/agent.log)"; exit 1
+      fi
+      sleep 0.5
+    done
+  fi
+  for ((r = 1; r <= rounds; r++)); do
+    for s in "${runnable[@]}"; do run_crank "$s" "$r"; done
+  done
+  [ -z "$agent_pid" ] || stop_group "$agent_pid" 30
+else
+  log "crank is not available: Microsoft.Crank.Controller/Agent are not installable from this machine's package source (NuGet answers 404), so the job scripts of benchmarks.yml run directly"
+fi
+
+# ---------------------------------------------------------------- fallback mode
+# Mirrors benchmarks.yml: same executables, arguments, ready texts and load job; run-local.sh plays
+# the agent's part (start in order, wait for readiness, collect statistics, stop with SIGTERM).
+ticks_per_s="$(getconf CLK_TCK)"
+
+# proc_block ROLE SAMPLES REQUESTS: statistics block (crank stdout protocol) with the process
+# measurements of ROLE over the measured window, from proc-sample.sh's lines.
+proc_block() {
+  local role="$1" samples="$2" requests="$3"
+  awk -v CONVFMT=%.10g -v role="$role" -v tck="$ticks_per_s" -v req="$requests" -v ncpu="$nproc_n" '
+    $2 == role && $1 == "measure-start" && NF >= 8 { t0 = $3; c0 = $4 + $5 }
+    $2 == role && $1 == "measure-end" && NF >= 8 { t1 = $3; c1 = $4 + $5; rss = $6; hwm = $7; thr = $8; ok = 1 }
+    END {
+      if (!ok || t0 == "") exit 0
+      win = (t1 - t0) / 1e9; cpu_us = (c1 - c0) * 1e6 / tck
+      raw = win > 0 ? cpu_us / 1e6 / win * 100 : 0
+      n = 0
+      m[++n] = "benchmarks/cpu|Max|Max|CPU usage (%)|Average CPU usage over the measured window, 100% = all cores|n0|" raw / ncpu
+      m[++n] = "benchmarks/cpu/raw|Max|Max|Cores usage (%)|Average CPU usage over the measured window, 100% = one core|n0|" raw
+      m[++n] = "benchmarks/working-set|Max|Max|Working set (MB)|Resident set (VmRSS) at the end of the measured window|n0|" rss / 1024
+      m[++n] = "proc/working-set/peak|Max|Max|Peak working set (MB)|Peak resident set of the process (VmHWM)|n0|" hwm / 1024
+      m[++n] = "proc/cpu/time|Max|Sum|CPU time (ms)|User + system CPU time over the measured window (ms)|n0|" cpu_us / 1000
+      if (req > 0) m[++n] = "proc/cpu/per-request|Max|Avg|CPU per request (us)|CPU time per completed request over the measured window (us)|n2|" cpu_us / req
+      m[++n] = "proc/threads|Max|Max|Threads|Threads at the end of the measured window|n0|" thr
+      m[++n] = "proc/window|Max|Max|Measured window (s)|Wall-clock seconds between the two samples|n2|" win
+      meta = ""; meas = ""
+      for (i = 1; i <= n; i++) {
+        split(m[i], f, "|")
+        meta = meta (i > 1 ? "," : "") sprintf("{\"Source\":\"run-local\",\"Name\":\"%s\",\"Aggregate\":\"%s\",\"Reduce\":\"%s\",\"ShortDescription\":\"%s\",\"LongDescription\":\"%s\",\"Format\":\"%s\"}", f[1], f[2], f[3], f[4], f[5], f[6])
+        meas = meas (i > 1 ? "," : "") sprintf("{\"Timestamp\":\"%s\",\"Name\":\"%s\",\"Value\":%.10g}", ts, f[1], f[7])
+      }
+      print "{\"Metadata\":[" meta "],\"Measurements\":[" meas "]}"
+    }' ts="$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$samples"
+}
+
+# blocks_of LOG: every #StartJobStatistics ... #EndJobStatistics body in LOG (one JSON value each).
+blocks_of() {
+  awk '/^#EndJobStatistics/ { inside = 0; print body; body = ""; next }
+       inside { body = body $0 "\n" }
+       /^#StartJobStatistics/ { inside = 1; body = "" }' "$1"
+}
+
+# job_json ROLE LOG SAMPLES REQUESTS VARS_JSON OUT: crank JobResult for one service.
+job_json() {
+  local role="$1" log_file="$2" samples="$3" requests="$4" vars="$5" out="$6" blocks="$6.blocks"
+  : > "$blocks"
+  if [ -n "$log_file" ]; then
+    if blocks_of "$log_file" | jq -e . > /dev/null 2>&1; then
+      blocks_of "$log_file" >> "$blocks"
+    elif [ -n "$(blocks_of "$log_file")" ]; then
+      warn "$role printed a statistics block that is not valid JSON; ignored (see $log_file)"
+    fi
+  fi
+  [ -z "$samples" ] || proc_block "$role" "$samples" "$requests" >> "$blocks"
+  jq -n --slurpfile blocks "$blocks" --argjson vars "$vars" \
+    --argjson env "{\"hw\":\"Unspecified\",\"env\":\"Unspecified\",\"os\":\"linux\",\"arch\":\"$(uname -m)\",\"proc\":$nproc_n,\"runner\":\"run-local\"}" \
+    -f "$CRANK_DIR/results.jq" > "$out"
+  rm -f "$blocks"
+}
+
+run_fallback() {
+  local s="$1" r="$2"
+  local tag="$s.r$r" logs="$json_dir/logs" app kind client="" ready=""
+  local ds_pid="" app_pid="" target_port="$proxy_port" app_cmd=() pin_app=() pin_load=()
+  local out="$json_dir/$tag.json" samples="$json_dir/logs/$tag.samples"
+  app="$(app_of "$s")"
+  case "$s" in
+    direct) kind=none; target_port="$downstream_port" ;;
+    nginx|haproxy) kind="$s" ;;
+    *) kind=dotnet ;;
+  esac
+  case "$s" in
+    llrp-llhttp) client=llhttp ;;
+    llrp-httpclient) client=httpclient ;;
+    llrp-httpclientwithcontext) client=httpclient-httpcontext ;;
+    llrp-yarp) client=yarp ;;
+  esac
+  if [ "$pin" = 1 ]; then pin_app=(taskset -c 1); pin_load=(taskset -c 0); fi
+
+  for p in "$downstream_port" "$proxy_port"; do
+    if port_busy "$p"; then warn "$tag: port $p is already in use; run skipped"; failures=$((failures + 1)); return 0; fi
+  done
+  : > "$samples"
+
+  # 1. downstream (crank job "downstream")
+  local ds_exe; ds_exe="$("$CRANK_DIR/publish.sh" --exe downstream)"
+  start_group "$logs/$tag.downstream.log" "$(dirname "$ds_exe")" "${pin_app[@]}" "$ds_exe" \
+    --urls "http://127.0.0.1:$downstream_port"
+  ds_pid="$STARTED_PID"
+  if ! wait_ready "$ds_pid" "$logs/$tag.downstream.log" "Application started."; then
+    stop_group "$ds_pid" 5; failures=$((failures + 1)); return 0
+  fi
+
+  # 2. application (the proxy on port 8080), with the pgo/nopgo profile and --app-env variables
+  local env_args=()
+  case "$pgo" in
+    pgo) env_args=(DOTNET_TieredPGO=1 DOTNET_ReadyToRun=0 DOTNET_TC_QuickJitForLoops=1) ;;
+    nopgo) env_args=(DOTNET_TieredPGO=0) ;;
+  esac
+  env_args+=("${app_env[@]}")
+  local app_dir="$CRANK_DIR"
+  case "$kind" in
+    nginx)
+      mkdir -p "$logs/$tag.nginx"
+      app_cmd=(env LISTEN_ADDRESS=127.0.0.1 "LISTEN_PORT=$proxy_port" DOWNSTREAM_ADDRESS=127.0.0.1
+               "DOWNSTREAM_PORT=$downstream_port" "JOB_WORK_DIR=$logs/$tag.nginx" "$CRANK_DIR/nginx-job.sh")
+      ready="nginx-job: ready" ;;
+    haproxy)
+      app_cmd=(env LISTEN_ADDRESS=127.0.0.1 "LISTEN_PORT=$proxy_port" DOWNSTREAM_ADDRESS=127.0.0.1
+               "DOWNSTREAM_PORT=$downstream_port" HAPROXY_THREADS=1 "$CRANK_DIR/haproxy-job.sh")
+      ready="haproxy-job: ready" ;;
+    dotnet)
+      local exe; exe="$("$CRANK_DIR/publish.sh" --exe "$app")"
+      app_dir="$(dirname "$exe")"
+      app_cmd=("$exe" --urls "http://127.0.0.1:$proxy_port" --downstream "http://127.0.0.1:$downstream_port")
+      # LLRP only: --statsInterval 1 makes its allocated bytes/request describe the last second of load, not start-up.
+      [ -z "$client" ] || app_cmd+=(--client "$client" --statsInterval 1)
+      ready="Application started." ;;
+  esac
+  if [ "$kind" != none ]; then
+    start_group "$logs/$tag.application.log" "$app_dir" env "${env_args[@]}" "${pin_app[@]}" "${app_cmd[@]}"
+    app_pid="$STARTED_PID"
+    if ! wait_ready "$app_pid" "$logs/$tag.application.log" "$ready"; then
+      stop_group "$app_pid" 5
+      local app_exit="$STOP_RC"
+      stop_group "$ds_pid" 5
+      # LLRP exits with 2 when it rejects its options, e.g. a --client this build does not have yet:
+      # for a scenario that was only a default, that means "cannot run here", not a failed run.
+      if [ "$app_exit" = 2 ] && [ "$explicit_scenarios" = 0 ]; then
+        log "skipping $s from now on: the proxy rejected its options (exit code 2)"
+        unavailable[$s]=1
+      else
+        failures=$((failures + 1))
+      fi
+      return 0
+    fi
+  fi
+
+  # 3. load (crank job "load"): the same wrk-job.sh, with a hook that samples /proc around the
+  # measured run.
+  local url="http://127.0.0.1:$target_port$req_path" first_status=""
+  if command -v curl > /dev/null; then
+    first_status="$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$url" || true)"
+    [[ "$first_status" == 2* ]] || warn "$tag: first request to $url answered '${first_status:-nothing}'"
+  fi
+  local sample_pids="downstream=$ds_pid"
+  [ -z "$app_pid" ] || sample_pids="application=$app_pid $sample_pids"
+  log "$tag: load ${warmup}s + ${duration}s on $url"
+  # Its own process group too, so that Ctrl-C / SIGTERM of this script stops wrk at once.
+  local load_rc=0
+  start_group "$logs/$tag.load.log" "$CRANK_DIR" env "SAMPLE_PIDS=$sample_pids" "SAMPLE_OUT=$samples" \
+    "WRK_JOB_HOOK=$CRANK_DIR/proc-sample.sh" timeout --kill-after=5 $(( warmup + duration + 60 )) \
+    "${pin_load[@]}" "$CRANK_DIR/wrk-job.sh" -w "$warmup" -d "$duration" -t "$threads" -c "$connections" \
+    --headers plaintext "$url"
+  local load_pid="$STARTED_PID"
+  wait "$load_pid" || load_rc=$?
+  stop_group "$load_pid" 1
+
+  # 4. stop: application first, then downstream (crank stops jobs with SIGTERM, too)
+  local app_rc="" ds_rc=""
+  if [ -n "$app_pid" ]; then stop_group "$app_pid" 10; app_rc="$STOP_RC"; fi
+  stop_group "$ds_pid" 10; ds_rc="$STOP_RC"
+
+  # 5. results, in the shape of crank's --json output
+  local requests
+  requests="$(blocks_of "$logs/$tag.load.log" | jq -s '[.[].Measurements[]? | select(.Name == "wrk/requests") | .Value] | last // 0' 2>/dev/null || echo 0)"
+  local vars
+  vars="$(jq -n --argjson connections "$connections" --argjson threads "$threads" --argjson warmup "$warmup" \
+    --argjson duration "$duration" --arg path "$req_path" --argjson serverPort "$proxy_port" \
+    --argjson downstreamPort "$downstream_port" --arg client "$client" \
+    '{serverScheme: "http", serverAddress: "127.0.0.1", serverPort: $serverPort, downstreamAddress: "127.0.0.1",
+      downstreamPort: $downstreamPort, connections: $connections, threads: $threads, warmup: $warmup,
+      duration: $duration, path: $path, presetHeaders: "plaintext"} + (if $client == "" then {} else {client: $client} end)')"
+  job_json load "$logs/$tag.load.log" "" 0 "$vars" "$logs/$tag.load.job.json"
+  job_json downstream "$logs/$tag.downstream.log" "$samples" "$requests" "$vars" "$logs/$tag.downstream.job.json"
+  # shellcheck disable=SC2016  # jq variables, not shell ones
+  local jobs_filter='{load: $load[0], downstream: $downstream[0]}'
+  local app_file="$logs/$tag.downstream.job.json"
+  if [ -n "$app_pid" ]; then
+    job_json application "$logs/$tag.application.log" "$samples" "$requests" "$vars" "$logs/$tag.application.job.json"
+    app_file="$logs/$tag.application.job.json"
+    # shellcheck disable=SC2016
+    jobs_filter='{downstream: $downstream[0], application: $application[0], load: $load[0]}'
+  fi
+  local measure_start measure_end
+  measure_start="$(awk '$1 == "measure-start" { print $3; exit }' "$samples")"
+  measure_end="$(awk '$1 == "measure-end" { print $3; exit }' "$samples")"
+  jq -n --slurpfile load "$logs/$tag.load.job.json" --slurpfile downstream "$logs/$tag.downstream.job.json" \
+    --slurpfile application "$app_file" \
+    --arg scenario "$s" --arg round "$r" --arg mode fallback --arg commit "$git_head" \
+    --arg pinned "$([ "$pin" = 1 ] && echo 'load=cpu0 application,downstream=cpu1' || echo none)" \
+    --arg profile "$pgo" --arg appEnv "${app_env[*]}" --arg first "$first_status" \
+    --arg loadRc "$load_rc" --arg appRc "$app_rc" --arg dsRc "$ds_rc" \
+    --arg mstart "$measure_start" --arg mend "$measure_end" \
+    "{returnCode: (if \$loadRc == \"0\" then 0 else 1 end),
+      jobResults: {jobs: $jobs_filter,
+        properties: {scenario: \$scenario, round: \$round, runner: \"crank/run-local.sh\", mode: \$mode,
+          commit: \$commit, pinning: \$pinned, profile: \$profile, applicationEnvironment: \$appEnv,
+          firstRequestStatus: \$first, loadExitCode: \$loadRc, applicationExitCode: \$appRc,
+          downstreamExitCode: \$dsRc, measureStartEpochNs: \$mstart, measureEndEpochNs: \$mend}},
+      benchmarks: []}" > "$out"
+  rm -f "$logs/$tag".*.job.json
+
+  if [ "$load_rc" != 0 ]; then
+    warn "$tag: load job failed with exit code $load_rc (logs/$tag.load.log)"
+    failures=$((failures + 1)); return 0
+  fi
+  local line
+  line="$(jq -r '.jobResults.jobs as $j | ($j.application // $j.downstream).results as $a
+    | "\($j.load.results["wrk/rps/mean"] // 0 | floor) rps, p50 \($j.load.results["wrk/latency/50"] // "?") ms, p99 \($j.load.results["wrk/latency/99"] // "?") ms, "
+      + "\($a["proc/cpu/per-request"] // "?" | if type == "number" then (. * 100 | round / 100) else . end) us CPU/request ('"$([ -n "$app_pid" ] && echo proxy || echo downstream)"'), "
+      + "bad \($j.load.results["wrk/errors/badresponses"] // "?"), socket errors \($j.load.results["wrk/errors/socketerrors"] // "?")"' "$out")"
+  log "$tag: $line"
+}
+
+declare -A unavailable=()
+if [ "$mode" = fallback ]; then
+  for ((r = 1; r <= rounds; r++)); do
+    for s in "${runnable[@]}"; do
+      [ -n "${unavailable[$s]:-}" ] || run_fallback "$s" "$r"
+    done
+  done
+fi
+
+# ---------------------------------------------------------------- summary
+# Median over rounds, and the spread (min..max), per scenario; R = RPS / direct RPS (benchmarking.md).
+summary="$json_dir/summary.md"
+shopt -s nullglob
+result_files=("$json_dir"/*.r*.json)
+shopt -u nullglob
+if [ "${#result_files[@]}" -gt 0 ]; then
+  jq -r -s --argjson order "$(printf '%s\n' "${runnable[@]}" | jq -R . | jq -s .)" '
+    def med: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
+                    else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+    def r2: if . == null then "-" else (. * 100 | round / 100 | tostring) end;
+    def r0: if . == null then "-" else (round | tostring) end;
+    [.[] | {s: .jobResults.properties.scenario, l: .jobResults.jobs.load.results,
+            a: (.jobResults.jobs.application // .jobResults.jobs.downstream).results}] as $runs
+    | ([$runs[] | select(.s == "direct") | .l["wrk/rps/mean"]] | med) as $direct
+    | "| scenario | runs | RPS median | RPS min..max | R vs direct | CPU us/req | p50 ms | p99 ms | peak WS MB | bad+socket errors |",
+      "|---|---|---|---|---|---|---|---|---|---|",
+      ($order[] as $s | [$runs[] | select(.s == $s)] as $r | select(($r | length) > 0)
+       | ([$r[].l["wrk/rps/mean"]] | med) as $rps
+       | "| \($s) | \($r | length) | \($rps | r0) | \([$r[].l["wrk/rps/mean"]] | min | r0)..\([$r[].l["wrk/rps/mean"]] | max | r0) | "
+         + "\(if $direct and $rps then ($rps / $direct | r2) else "-" end) | \([$r[].a["proc/cpu/per-request"] | select(. != null)] | med | r2) | "
+         + "\([$r[].l["wrk/latency/50"]] | med | r2) | \([$r[].l["wrk/latency/99"]] | med | r2) | "
+         + "\([$r[].a["proc/working-set/peak"] | select(. != null)] | max | r0) | "
+         + "\([$r[] | (.l["wrk/errors/badresponses"] // 0) + (.l["wrk/errors/socketerrors"] // 0)] | add) |")
+  ' "${result_files[@]}" > "$summary"
+  {
+    echo
+    echo "CPU us/req and peak WS are the proxy's (the downstream's for direct). Mode: $mode."
+    echo "Machine and command: machine.txt, run.json. Raw runs (crank --json shape): <scenario>.r<round>.json."
+  } >> "$summary"
+  log "summary (${summary#"$ROOT"/}):"
+  cat "$summary"
+fi
+
+if [ "$failures" -gt 0 ]; then
+  warn "$failures run(s) failed"
+  exit 1
+fi
+log "all runs succeeded"

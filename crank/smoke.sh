@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# CI smoke test of the benchmark pipeline: a few seconds of "direct" and of one proxy scenario
+# through run-local.sh (so: publish, start, ready texts, wrk-job.sh, statistics, JSON, stop).
+# Fails (exit 1) when a scenario produced no result, zero requests, any bad response or any
+# socket error. Measures nothing worth keeping: the numbers are only printed.
+#
+# usage: crank/smoke.sh [SCENARIO...]     (default: direct llrp-httpclient)
+# Environment: SMOKE_DIR (default artifacts/crank/smoke), SMOKE_DURATION (3 s), SMOKE_CONNECTIONS (16)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dir="${SMOKE_DIR:-$root/artifacts/crank/smoke}"
+scenarios=("$@")
+[ "${#scenarios[@]}" -gt 0 ] || scenarios=(direct llrp-httpclient)
+
+rm -rf "$dir"
+rc=0
+# --fallback: the smoke checks the job scripts themselves, also where crank is installed.
+"$root/crank/run-local.sh" --fallback --rounds 1 --warmup 1 --duration "${SMOKE_DURATION:-3}" \
+  --connections "${SMOKE_CONNECTIONS:-16}" --json-dir "$dir" "${scenarios[@]}" || rc=$?
+
+failed=0
+for s in "${scenarios[@]}"; do
+  f="$dir/$s.r1.json"
+  if [ ! -f "$f" ]; then
+    echo "smoke: FAIL $s: no result (see $dir/logs)"; failed=$((failed + 1)); continue
+  fi
+  read -r requests bad socket rps < <(jq -r '.jobResults.jobs.load.results
+    | "\(.["wrk/requests"] // 0) \(.["wrk/errors/badresponses"] // -1) \(.["wrk/errors/socketerrors"] // -1) \(.["wrk/rps/mean"] // 0)"' "$f")
+  if [ "$requests" = 0 ] || [ "$bad" != 0 ] || [ "$socket" != 0 ]; then
+    echo "smoke: FAIL $s: requests=$requests bad=$bad socket_errors=$socket (see $dir/logs)"; failed=$((failed + 1))
+  else
+    echo "smoke: ok   $s: requests=$requests rps=$rps bad=0 socket_errors=0"
+  fi
+done
+if [ "$failed" -gt 0 ] || [ "$rc" -ne 0 ]; then
+  echo "smoke: run-local.sh exited with $rc"
+  echo "smoke: $(( ${#scenarios[@]} - failed )) scenarios ok, $failed scenarios failed"
+  exit 1
+fi
+echo "smoke: ${#scenarios[@]} scenarios ok"
