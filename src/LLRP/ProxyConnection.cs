@@ -132,6 +132,11 @@ internal sealed class ProxyConnection
                         {
                             throw new RequestRejectedException(414, "Request line too long.");
                         }
+                        // RFC 9112 §3: a request line with extra whitespace SHOULD be answered with 400.
+                        if (reader.Consumed - lineStart != Head.RequestLineLength)
+                        {
+                            throw RequestRejectedException.BadRequest("Extra whitespace in the request line.");
+                        }
                         inRequestLine = false;
                     }
                     else if (reader.Remaining > Options.MaxRequestLineSize)

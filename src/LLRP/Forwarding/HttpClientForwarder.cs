@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Globalization;
 using System.Net;
 using System.Net.Http.Headers;
 using System.Text;
@@ -57,6 +58,9 @@ internal sealed class HttpClientForwarderFactory : IForwarderFactory
         ActivityHeadersPropagator = null,
         ConnectTimeout = options.DownstreamConnectTimeout,
         MaxResponseHeadersLength = Math.Max(1, options.MaxResponseHeadersTotalSize / 1024),
+        // Field values may carry obs-text (RFC 9110 §5.5); Latin-1 moves those bytes through unchanged.
+        RequestHeaderEncodingSelector = static (_, _) => Encoding.Latin1,
+        ResponseHeaderEncodingSelector = static (_, _) => Encoding.Latin1,
     }, disposeHandler: true);
 
     public void Dispose()
@@ -140,14 +144,12 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
     private static async ValueTask RelayAsync(ProxyConnection connection, HttpResponseMessage response)
     {
         var writer = connection.Response;
+        var length = DownstreamContentLength(response);
         writer.BeginHead((int)response.StatusCode);
         response.Headers.NonValidated.TryGetValues("Connection", out var connectionOptions);
         WriteFields(writer, response.Headers.NonValidated, connectionOptions);
         WriteFields(writer, response.Content.Headers.NonValidated, connectionOptions);
 
-        long? length = response.Content.Headers.NonValidated.TryGetValues("Content-Length", out var lengthValues)
-            ? response.Content.Headers.ContentLength
-            : null;
         if (!writer.EndHead(length is null ? DownstreamBody.UntilEnd : DownstreamBody.ContentLength, length ?? 0))
         {
             return;
@@ -177,6 +179,22 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
             }
         }
         writer.CompleteBody();
+    }
+
+    // RFC 9112 §6.3 rule 5: an invalid or repeated Content-Length, or one beside Transfer-Encoding, means the downstream's
+    // framing cannot be trusted; a proxy discards the response and answers 502. HttpClient itself is lenient here.
+    private static long? DownstreamContentLength(HttpResponseMessage response)
+    {
+        if (!response.Content.Headers.NonValidated.TryGetValues("Content-Length", out var values))
+        {
+            return null;
+        }
+        if (values.Count != 1 || response.Headers.NonValidated.Contains("Transfer-Encoding") ||
+            !long.TryParse(values.ToString(), NumberStyles.None, CultureInfo.InvariantCulture, out var length))
+        {
+            throw new DownstreamException(DownstreamError.InvalidResponse, "The downstream sent an invalid Content-Length.");
+        }
+        return length;
     }
 
     private static void WriteFields(ResponseWriter writer, HttpHeadersNonValidated fields, HeaderStringValues connectionOptions)

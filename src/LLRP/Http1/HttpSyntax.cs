@@ -59,42 +59,147 @@ internal static class HttpSyntax
         }
     }
 
+    public static bool IsTokenChar(byte b) => s_tchar.Contains(b);
+
     /// <summary>
-    /// Parses a Content-Length value: 1*DIGIT, or a list of identical ones (RFC 9110 §8.6, RFC 9112 §6.3 rule 5).
-    /// Returns -1 for anything else, including overflow.
+    /// Parses a Content-Length value: exactly 1*DIGIT (RFC 9110 §8.6). RFC 9112 §6.3 rule 5 also lets a recipient
+    /// collapse a list of identical values; this proxy takes the strict reading, as nginx does, and the
+    /// desync-guardian corpus classifies such lists as Severe. Returns -1 for anything else, including overflow.
     /// </summary>
     public static long ParseContentLength(ReadOnlySpan<byte> value)
     {
-        long result = -1;
-        while (true)
+        if (value.IsEmpty)
         {
-            var comma = value.IndexOf((byte)',');
-            var element = (comma < 0 ? value : value[..comma]).Trim(" \t"u8);
-            if (element.IsEmpty)
+            return -1;
+        }
+        long n = 0;
+        foreach (var b in value)
+        {
+            var digit = (uint)(b - '0');
+            if (digit > 9 || n > (long.MaxValue - digit) / 10)
             {
                 return -1;
             }
-            long n = 0;
-            foreach (var b in element)
+            n = (n * 10) + digit;
+        }
+        return n;
+    }
+
+    /// <summary>
+    /// A name that is not Content-Length or Transfer-Encoding but becomes one when '_' and '-' are ignored
+    /// ("Transfer_Encoding", "Content--Length"): servers that map '_' to '-' (CGI-style) would see framing the proxy did
+    /// not, a desync lever (desync-guardian's Ambiguous cases), so such names are refused.
+    /// </summary>
+    public static bool IsFramingLookalike(ReadOnlySpan<byte> name)
+    {
+        if (name.Length is < 13 or > 32 || (name.IndexOf((byte)'_') < 0 && name.IndexOf("--"u8) < 0))
+        {
+            return false;
+        }
+        Span<byte> folded = stackalloc byte[name.Length];
+        var length = 0;
+        foreach (var b in name)
+        {
+            if (b is not ((byte)'_' or (byte)'-'))
             {
-                var digit = (uint)(b - '0');
-                if (digit > 9 || n > (long.MaxValue - digit) / 10)
+                folded[length++] = (byte)(b | 0x20);
+            }
+        }
+        folded = folded[..length];
+        return folded.SequenceEqual("contentlength"u8) || folded.SequenceEqual("transferencoding"u8);
+    }
+
+    /// <summary>
+    /// RFC 9112 §7.1.1: chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] ), where the name is a
+    /// token and the value a token or quoted-string. Anything else (a bare ';', controls, stray bytes) is invalid.
+    /// </summary>
+    public static bool IsValidChunkExtensions(ReadOnlySpan<byte> ext)
+    {
+        var i = 0;
+        while (true)
+        {
+            i = SkipWhitespace(ext, i);
+            if (i == ext.Length)
+            {
+                return true;
+            }
+            if (ext[i] != ';')
+            {
+                return false;
+            }
+            i = SkipWhitespace(ext, i + 1);
+            var nameStart = i;
+            while (i < ext.Length && IsTokenChar(ext[i]))
+            {
+                i++;
+            }
+            if (i == nameStart)
+            {
+                return false;
+            }
+            var afterName = SkipWhitespace(ext, i);
+            if (afterName == ext.Length || ext[afterName] != '=')
+            {
+                i = afterName;
+                continue;
+            }
+            i = SkipWhitespace(ext, afterName + 1);
+            if (i < ext.Length && ext[i] == '"')
+            {
+                i = SkipQuotedString(ext, i);
+                if (i < 0)
+                {
+                    return false;
+                }
+            }
+            else
+            {
+                var valueStart = i;
+                while (i < ext.Length && IsTokenChar(ext[i]))
+                {
+                    i++;
+                }
+                if (i == valueStart)
+                {
+                    return false;
+                }
+            }
+        }
+    }
+
+    private static int SkipWhitespace(ReadOnlySpan<byte> s, int i)
+    {
+        while (i < s.Length && (s[i] == ' ' || s[i] == '\t'))
+        {
+            i++;
+        }
+        return i;
+    }
+
+    // RFC 9110 §5.6.4: quoted-string = DQUOTE *( qdtext / quoted-pair ) DQUOTE; returns the index after it, or -1.
+    private static int SkipQuotedString(ReadOnlySpan<byte> s, int i)
+    {
+        for (i++; i < s.Length; i++)
+        {
+            var b = s[i];
+            if (b == '"')
+            {
+                return i + 1;
+            }
+            if (b == '\\')
+            {
+                i++;
+                if (i == s.Length || (s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7F)
                 {
                     return -1;
                 }
-                n = (n * 10) + digit;
             }
-            if (result >= 0 && result != n)
+            else if ((b < 0x20 && b != '\t') || b == 0x7F)
             {
                 return -1;
             }
-            result = n;
-            if (comma < 0)
-            {
-                return result;
-            }
-            value = value[(comma + 1)..];
         }
+        return -1;
     }
 
     /// <summary>Calls <paramref name="onToken"/> for each element of a comma-separated list, trimmed of OWS.</summary>

@@ -222,8 +222,7 @@ internal sealed class RequestBodyReader
         {
             throw new RequestBodyException(400, "Invalid chunk size.");
         }
-        var rest = line[i..].TrimStart(" \t"u8);
-        if (!rest.IsEmpty && (rest[0] != ';' || !HttpSyntax.IsValidFieldValue(rest)))
+        if (!HttpSyntax.IsValidChunkExtensions(line[i..]))
         {
             throw new RequestBodyException(400, "Invalid chunk extension.");
         }

@@ -53,6 +53,9 @@ internal sealed class RequestHead
     public bool ClientWantsClose { get; private set; }
     public bool IsHead => Method == KestrelMethod.Head;
 
+    /// <summary>The length of a request line with single spaces; Kestrel's parser skips extra spaces before the version.</summary>
+    public int RequestLineLength { get; private set; }
+
     private int _methodLength;
     private int _targetStart, _targetLength;
     private int _authorityStart = -1, _authorityLength;
@@ -91,6 +94,8 @@ internal sealed class RequestHead
     {
         Method = versionAndMethod.Method;
         Version = versionAndMethod.Version;
+        // startLine runs from the method to the end of the target; then one SP, "HTTP/1.x" and CRLF (RFC 9112 §3).
+        RequestLineLength = startLine.Length + 11;
         var method = startLine[..versionAndMethod.MethodEnd];
         var rawTarget = startLine[target.Offset..];
 
@@ -183,6 +188,10 @@ internal sealed class RequestHead
 
         ref var entry = ref _headers[HeaderCount++];
         entry.Kind = HttpSyntax.Classify(name);
+        if (entry.Kind == HeaderKind.Other && HttpSyntax.IsFramingLookalike(name))
+        {
+            throw RequestRejectedException.BadRequest("Header name resembles Content-Length or Transfer-Encoding.");
+        }
         entry.NameStart = _length;
         entry.NameLength = Append(name);
         entry.ValueStart = _length;
@@ -207,11 +216,12 @@ internal sealed class RequestHead
         }
     }
 
-    // RFC 9110 §8.6 / RFC 9112 §6.3 rule 5: identical duplicates may collapse to one value; anything else is unrecoverable.
+    // RFC 9112 §6.3 rule 5: an invalid Content-Length is unrecoverable. Identical duplicates MAY be collapsed; the
+    // strict reading (nginx's, and desync-guardian's) refuses any second Content-Length line too.
     private void OnContentLength(ReadOnlySpan<byte> value)
     {
         var length = HttpSyntax.ParseContentLength(value);
-        if (length < 0 || (_contentLengthCount > 0 && length != ContentLength))
+        if (length < 0 || _contentLengthCount > 0)
         {
             throw RequestRejectedException.BadRequest("Invalid or conflicting Content-Length.");
         }
@@ -251,6 +261,14 @@ internal sealed class RequestHead
             }
             // Content-Length: 0 stays a Content-Length framing so the downstream sees the same declaration.
             Framing = BodyFraming.ContentLength;
+        }
+
+        // RFC 9110 §9.3.1, §9.3.2: content in GET or HEAD has no defined semantics, and an origin that ignores it would
+        // read it as the next request; §9.3.8: TRACE MUST NOT carry content. The strict reading refuses all three.
+        if ((Framing == BodyFraming.Chunked || ContentLength > 0) &&
+            Method is KestrelMethod.Get or KestrelMethod.Head or KestrelMethod.Trace)
+        {
+            throw RequestRejectedException.BadRequest("GET, HEAD and TRACE requests must not carry content.");
         }
 
         ClientWantsClose = Version == HttpVersion.Http10;

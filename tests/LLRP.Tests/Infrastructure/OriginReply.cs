@@ -1,0 +1,26 @@
+namespace LLRP.Tests.Infrastructure;
+
+/// <summary>What the recording origin does after it has read a request.</summary>
+public sealed record OriginReply
+{
+    public byte[] Bytes { get; init; } = [];
+
+    /// <summary>Close the connection after writing <see cref="Bytes"/>.</summary>
+    public bool CloseAfter { get; init; }
+
+    /// <summary>Never answer: hold the connection open until the test ends.</summary>
+    public bool Hold { get; init; }
+
+    /// <summary>Write the response one byte per send, to exercise the proxy's parser across reads.</summary>
+    public bool ByteByByte { get; init; }
+
+    public static OriginReply Ok(string body = "ok", string extraHeaders = "") =>
+        Raw($"HTTP/1.1 200 OK\r\n{extraHeaders}Content-Length: {Wire.Bytes(body).Length}\r\n\r\n{body}");
+
+    public static OriginReply Raw(string response, bool closeAfter = false) =>
+        new() { Bytes = Wire.Bytes(response), CloseAfter = closeAfter };
+
+    public static readonly OriginReply CloseWithoutResponse = new() { CloseAfter = true };
+
+    public static readonly OriginReply Never = new() { Hold = true };
+}

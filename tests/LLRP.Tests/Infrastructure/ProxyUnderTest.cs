@@ -1,0 +1,161 @@
+using System.Net;
+using System.Net.Sockets;
+using Microsoft.AspNetCore.Builder;
+
+namespace LLRP.Tests.Infrastructure;
+
+/// <summary>One running proxy (one variant, one option set) in front of its own recording origin.</summary>
+public sealed class ProxyUnderTest : IAsyncDisposable
+{
+    private readonly WebApplication _app;
+
+    private ProxyUnderTest(Variant variant, RecordingOrigin origin, WebApplication app, Uri url)
+    {
+        Variant = variant;
+        Origin = origin;
+        _app = app;
+        Url = url;
+    }
+
+    public Variant Variant { get; }
+    public RecordingOrigin Origin { get; }
+    public Uri Url { get; }
+
+    public static async Task<ProxyUnderTest> StartAsync(Variant variant, IReadOnlyList<string> options, bool unreachableDownstream)
+    {
+        var origin = new RecordingOrigin();
+        origin.Start();
+        var downstreamPort = origin.Port;
+        if (unreachableDownstream)
+        {
+            // A port that was free a moment ago and has no listener now: connecting is refused.
+            using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+            probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            downstreamPort = ((IPEndPoint)probe.LocalEndPoint!).Port;
+        }
+        string[] args =
+        [
+            "--urls", "http://127.0.0.1:0",
+            "--downstream", $"http://127.0.0.1:{downstreamPort}",
+            "--client", variant.Name,
+            .. options,
+        ];
+        var app = LLRP.ProxyHost.Build(args);
+        await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
+        var url = new Uri(LLRP.ProxyHost.Addresses(app).First());
+        return new ProxyUnderTest(variant, origin, app, url);
+    }
+
+    public Task<RawClient> ConnectAsync() => RawClient.ConnectAsync(Url);
+
+    /// <summary>
+    /// A fresh connection carrying GET /__canary: once the origin has recorded it, whatever the proxy did with
+    /// earlier requests has reached the origin (or never will).
+    /// </summary>
+    public async Task CanaryAsync()
+    {
+        await using var client = await ConnectAsync();
+        await client.SendAsync($"GET {Wire.CanaryPath} HTTP/1.1\r\nHost: canary.example\r\n\r\n");
+        var response = await client.ReadResponseAsync();
+        Assert.True(response?.Status == 200, $"canary request through the proxy failed: {response?.ToString() ?? "connection closed"}; {Origin.Describe()}");
+        Assert.True(await Origin.WaitUntilAsync(o => o.Requests.Any(r => r.Target == Wire.CanaryPath)), "the origin never saw the canary");
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        try
+        {
+            await _app.StopAsync(Wire.Deadline());
+        }
+        finally
+        {
+            await _app.DisposeAsync();
+            await Origin.DisposeAsync();
+        }
+    }
+}
+
+/// <summary>
+/// Class fixture: one proxy + origin per variant, started on first use and shared by the tests of a class
+/// (xunit runs them one at a time), reset before each test.
+/// </summary>
+public abstract class ProxyFarm : IAsyncLifetime
+{
+    private readonly Dictionary<string, Task<ProxyUnderTest>> _proxies = [];
+    private readonly object _lock = new();
+
+    protected virtual IReadOnlyList<string> Options => [];
+
+    protected virtual bool UnreachableDownstream => false;
+
+    public async Task<ProxyUnderTest> GetAsync(string variant)
+    {
+        Task<ProxyUnderTest> task;
+        lock (_lock)
+        {
+            if (!_proxies.TryGetValue(variant, out task!))
+            {
+                task = ProxyUnderTest.StartAsync(Variants.Get(variant), Options, UnreachableDownstream);
+                _proxies[variant] = task;
+            }
+        }
+        var proxy = await task;
+        proxy.Origin.Reset();
+        return proxy;
+    }
+
+    public Task InitializeAsync() => Task.CompletedTask;
+
+    public async Task DisposeAsync()
+    {
+        foreach (var task in _proxies.Values)
+        {
+            try
+            {
+                await (await task).DisposeAsync();
+            }
+            catch (Exception e) when (e is OperationCanceledException or InvalidOperationException or IOException)
+            {
+            }
+        }
+    }
+}
+
+public sealed class DefaultProxies : ProxyFarm;
+
+/// <summary>Small limits so each is reachable with small requests.</summary>
+public sealed class LimitedProxies : ProxyFarm
+{
+    public const int MaxRequestLineSize = 1024;
+    public const int MaxRequestHeadersTotalSize = 4096;
+    public const int MaxRequestHeaderCount = 20;
+    public const int MaxRequestBodySize = 1000;
+    public const int MaxResponseHeadersTotalSize = 2048;
+
+    protected override IReadOnlyList<string> Options =>
+    [
+        "--maxRequestLineSize", $"{MaxRequestLineSize}",
+        "--maxRequestHeadersTotalSize", $"{MaxRequestHeadersTotalSize}",
+        "--maxRequestHeaderCount", $"{MaxRequestHeaderCount}",
+        "--maxRequestBodySize", $"{MaxRequestBodySize}",
+        "--maxResponseHeadersTotalSize", $"{MaxResponseHeadersTotalSize}",
+    ];
+}
+
+/// <summary>Short timeouts: tests assert what happens when they fire, never how long it took.</summary>
+public sealed class ImpatientProxies : ProxyFarm
+{
+    protected override IReadOnlyList<string> Options =>
+    [
+        "--requestHeadersTimeout", "1",
+        "--keepAliveTimeout", "1",
+        "--downstreamResponseTimeout", "1",
+    ];
+}
+
+public sealed class UnreachableDownstreamProxies : ProxyFarm
+{
+    protected override IReadOnlyList<string> Options => ["--downstreamConnectTimeout", "5"];
+
+    protected override bool UnreachableDownstream => true;
+}

@@ -1,0 +1,64 @@
+namespace LLRP.Tests.Infrastructure;
+
+/// <summary>
+/// A forwarding variant (`--client`). <paramref name="CanonicalFraming"/>: the variant frames the forwarded body exactly
+/// as the contract says (CL when the client sent CL, chunked when it sent chunked, nothing without framing);
+/// HttpClient chooses its own framing, so for it only "exactly one framing and identical body bytes" is asserted.
+/// <paramref name="RelaysInterim"/> and <paramref name="SupportsAsteriskForm"/> name the known differences of clients
+/// that cannot do either (HttpClient): the tests then assert the documented behaviour instead.
+/// </summary>
+public sealed record Variant(string Name, bool CanonicalFraming, bool RelaysInterim = true, bool SupportsAsteriskForm = true);
+
+public static class Variants
+{
+    /// <summary>Every variant the suite runs against. Adding one is one line here.</summary>
+    public static readonly IReadOnlyList<Variant> All =
+    [
+        new("httpclient", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false),
+        // new("llhttp", CanonicalFraming: true),
+        // new("httpclient-httpcontext", CanonicalFraming: false),
+        // new("yarp", CanonicalFraming: false),
+    ];
+
+    public static Variant Get(string name) => All.Single(v => v.Name == name);
+
+    /// <summary>One row per variant: MemberData for tests whose only parameter is the variant.</summary>
+    public static TheoryData<string> Each()
+    {
+        var data = new TheoryData<string>();
+        foreach (var v in All)
+        {
+            data.Add(v.Name);
+        }
+        return data;
+    }
+
+    /// <summary>Every variant crossed with every row.</summary>
+    public static TheoryData<string, T> Cross<T>(IEnumerable<T> rows)
+    {
+        var data = new TheoryData<string, T>();
+        var list = rows.ToList();
+        foreach (var v in All)
+        {
+            foreach (var row in list)
+            {
+                data.Add(v.Name, row);
+            }
+        }
+        return data;
+    }
+
+    public static TheoryData<string, T1, T2> Cross<T1, T2>(IEnumerable<(T1, T2)> rows)
+    {
+        var data = new TheoryData<string, T1, T2>();
+        var list = rows.ToList();
+        foreach (var v in All)
+        {
+            foreach (var (a, b) in list)
+            {
+                data.Add(v.Name, a, b);
+            }
+        }
+        return data;
+    }
+}

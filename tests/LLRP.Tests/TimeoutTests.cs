@@ -1,0 +1,131 @@
+using LLRP.Tests.Infrastructure;
+
+namespace LLRP.Tests;
+
+/// <summary>
+/// Timeouts (checklist rows 19, 20; B.5 row 44), with 1-second settings. Only behaviour is asserted — what happens
+/// once a timeout fires — never how long it took; every wait is capped.
+/// </summary>
+public sealed class TimeoutTests(ImpatientProxies farm) : IClassFixture<ImpatientProxies>
+{
+    public static TheoryData<string> Variant => Variants.Each();
+
+    // Slowloris: an unfinished head gets 408 and the connection closed (requestHeadersTimeout).
+    [Theory, MemberData(nameof(Variant))]
+    public async Task Answers_408_and_closes_when_request_head_is_incomplete(string variant)
+    {
+        var p = await farm.GetAsync(variant);
+        await using var c = await p.ConnectAsync();
+        await c.SendAsync("GET / HTTP/1.1\r\nHost: example.com\r\nX-Slow: ");
+        var r = await c.ReadResponseAsync();
+        Assert.True(r?.Status == 408, $"expected 408, got {r?.ToString() ?? "a closed connection without a response"}");
+        Assert.Equal(Ending.Closed, await c.WaitForEndAsync());
+        await Verdict.NothingForwardedAsync(p, false, "slow head");
+    }
+
+    // A head trickled byte by byte must not reset the header deadline with each byte (slowloris).
+    [Theory, MemberData(nameof(Variant))]
+    public async Task Answers_408_when_request_head_is_trickled(string variant)
+    {
+        var p = await farm.GetAsync(variant);
+        await using var c = await p.ConnectAsync();
+        using var stop = new CancellationTokenSource();
+        var trickle = Task.Run(async () =>
+        {
+            var headers = "GET / HTTP/1.1\r\nHost: example.com\r\n" + string.Concat(Enumerable.Repeat("X-Slow: 1\r\n", 10_000));
+            foreach (var ch in headers)
+            {
+                if (stop.IsCancellationRequested || c.SendFailed)
+                {
+                    return;
+                }
+                await c.SendAsync(ch.ToString());
+                await Task.Delay(50, CancellationToken.None);
+            }
+        });
+        try
+        {
+            var r = await c.ReadResponseAsync();
+            Assert.True(r?.Status == 408, $"expected 408, got {r?.ToString() ?? "a closed connection without a response"}");
+        }
+        finally
+        {
+            await stop.CancelAsync();
+            await trickle;
+        }
+    }
+
+    // An idle keep-alive connection is closed (keepAliveTimeout), without a response.
+    [Theory, MemberData(nameof(Variant))]
+    public async Task Closes_idle_keep_alive_connection(string variant)
+    {
+        var p = await farm.GetAsync(variant);
+        await using var c = await p.ConnectAsync();
+        await c.SendAsync("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n");
+        Assert.Equal(200, (await c.ReadResponseAsync())?.Status);
+        var ending = await c.WaitForEndAsync();
+        Assert.True(ending == Ending.Closed, $"idle connection: {ending} '{Wire.Show(c.ExtraBytes)}'");
+    }
+
+    // A connection that never sends anything is closed too.
+    [Theory, MemberData(nameof(Variant))]
+    public async Task Closes_connection_that_sends_nothing(string variant)
+    {
+        var p = await farm.GetAsync(variant);
+        await using var c = await p.ConnectAsync();
+        var ending = await c.WaitForEndAsync();
+        Assert.True(ending == Ending.Closed || (ending == Ending.ExtraBytes && Wire.Text(c.ExtraBytes).StartsWith("HTTP/1.1 408", StringComparison.Ordinal)),
+            $"silent connection: {ending} '{Wire.Show(c.ExtraBytes)}'");
+    }
+
+    // RFC 9110 §15.6.5 / checklist row 20: no downstream response within downstreamResponseTimeout is 504.
+    [Theory, MemberData(nameof(Variant))]
+    public async Task Answers_504_when_downstream_does_not_answer(string variant)
+    {
+        var p = await farm.GetAsync(variant);
+        p.Origin.Responder = _ => OriginReply.Never;
+        await using var c = await p.ConnectAsync();
+        await c.SendAsync("GET /never HTTP/1.1\r\nHost: example.com\r\n\r\n");
+        var r = await c.ReadResponseAsync();
+        Assert.True(r?.Status == 504, $"expected 504, got {r?.ToString() ?? "a closed connection"}");
+    }
+
+    // After a 504 the upstream connection that never answered must not be reused for the next request.
+    [Theory, MemberData(nameof(Variant))]
+    public async Task Does_not_reuse_upstream_connection_after_504(string variant)
+    {
+        var p = await farm.GetAsync(variant);
+        p.Origin.Responder = r => r.Target == "/never" ? OriginReply.Never : OriginReply.Ok(r.Target);
+        await using var c = await p.ConnectAsync();
+        await c.SendAsync("GET /never HTTP/1.1\r\nHost: example.com\r\n\r\n");
+        var first = await c.ReadResponseAsync();
+        Assert.True(first?.Status == 504, $"expected 504, got {first?.ToString() ?? "closed"}");
+        await using var c2 = await p.ConnectAsync();
+        await c2.SendAsync("GET /next HTTP/1.1\r\nHost: example.com\r\n\r\n");
+        var second = await c2.ReadResponseAsync();
+        Assert.True(second?.Status == 200 && second.BodyText == "/next", $"{second}");
+    }
+}
+
+/// <summary>Checklist row 20: a downstream that refuses connections is a 502.</summary>
+public sealed class UnreachableDownstreamTests(UnreachableDownstreamProxies farm) : IClassFixture<UnreachableDownstreamProxies>
+{
+    public static TheoryData<string> Variant => Variants.Each();
+
+    public static TheoryData<string, string> Requests => Variants.Cross(new[]
+    {
+        "GET / HTTP/1.1\r\nHost: example.com\r\n\r\n",
+        "POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\n\r\nhello",
+        "POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    });
+
+    [Theory, MemberData(nameof(Requests))]
+    public async Task Answers_502_when_downstream_refuses_connections(string variant, string raw)
+    {
+        var p = await farm.GetAsync(variant);
+        await using var c = await p.ConnectAsync();
+        await c.SendAsync(raw);
+        var r = await c.ReadResponseAsync(raw[..raw.IndexOf(' ', StringComparison.Ordinal)]);
+        Assert.True(r?.Status == 502, $"expected 502, got {r?.ToString() ?? "a closed connection"}");
+    }
+}
