@@ -4,7 +4,7 @@ set -uo pipefail
 cd "$(dirname "$0")"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-dotnet test LLRP.slnx -c Release -nologo --logger "console;verbosity=normal" "$@" 2>&1 | tee "$log" | grep -E "^\s*(Failed|Passed!|Failed!|Skipped) |error|Total tests|Test Run" || true
+dotnet test LLRP.slnx -c Release -nologo "$@" 2>&1 | tee "$log" | grep -E "^\s*(Failed|Passed!|Failed!|Skipped) |error|Total tests|Test Run" || true
 status=${PIPESTATUS[0]}
 read -r passed failed skipped < <(grep -E "(Passed|Failed)! +- Failed: " "$log" \
   | sed -E 's/.*Failed: +([0-9]+), Passed: +([0-9]+), Skipped: +([0-9]+).*/\2 \1 \3/' \
