@@ -1,0 +1,319 @@
+namespace LLHttp.Http1;
+
+/// <summary>
+/// Incremental parser of one response head (status line + fields) held contiguously at the start of a buffer.
+/// Each complete line is parsed exactly once, so a head arriving byte by byte costs O(n), not O(n²).
+/// Results are offsets into the buffer: nothing is copied and nothing is allocated.
+/// </summary>
+internal sealed class ResponseHeadParser
+{
+    private readonly int _maxHeadLength;
+    private readonly FieldRange[] _fields;
+
+    private byte[] _buffer = [];
+    private int _lineStart;
+    private int _scanFrom;
+    private bool _statusLineDone;
+    private int _count;
+    private int _reasonStart;
+    private int _reasonLength;
+    private bool _chunkedSeen;
+
+    public ResponseHeadParser(int maxHeadLength, int maxHeaderCount)
+    {
+        _maxHeadLength = maxHeadLength;
+        _fields = new FieldRange[maxHeaderCount];
+    }
+
+    public int StatusCode { get; private set; }
+    public byte MinorVersion { get; private set; }
+    public int HeadLength { get; private set; }
+    public int Count => _count;
+    public long ContentLength { get; private set; }
+    public bool HasContentLength { get; private set; }
+    public bool HasTransferEncoding { get; private set; }
+    public bool ConnectionClose { get; private set; }
+    public bool ConnectionKeepAlive { get; private set; }
+
+    public ReadOnlySpan<byte> Reason => _buffer.AsSpan(_reasonStart, _reasonLength);
+
+    public ReadOnlySpan<byte> Name(int index)
+    {
+        ref readonly FieldRange f = ref _fields[(uint)index < (uint)_count ? index : ThrowIndex()];
+        return _buffer.AsSpan(f.NameStart, f.NameLength);
+    }
+
+    public ReadOnlySpan<byte> Value(int index)
+    {
+        ref readonly FieldRange f = ref _fields[(uint)index < (uint)_count ? index : ThrowIndex()];
+        return _buffer.AsSpan(f.ValueStart, f.ValueLength);
+    }
+
+    public bool IsConnectionField(int index) => _fields[index].IsConnection;
+
+    public void Reset()
+    {
+        _lineStart = 0;
+        _scanFrom = 0;
+        _statusLineDone = false;
+        _count = 0;
+        _reasonStart = 0;
+        _reasonLength = 0;
+        _chunkedSeen = false;
+        StatusCode = 0;
+        MinorVersion = 0;
+        HeadLength = 0;
+        ContentLength = -1;
+        HasContentLength = false;
+        HasTransferEncoding = false;
+        ConnectionClose = false;
+        ConnectionKeepAlive = false;
+    }
+
+    /// <summary>
+    /// Parses what <paramref name="buffer"/>[0..<paramref name="length"/>) adds since the last call.
+    /// Returns true once the empty line ending the head has been consumed (<see cref="HeadLength"/> is then set).
+    /// </summary>
+    public bool TryParse(byte[] buffer, int length)
+    {
+        _buffer = buffer;
+        while (true)
+        {
+            int lf = buffer.AsSpan(_scanFrom, length - _scanFrom).IndexOf(HttpChars.LF);
+            if (lf < 0)
+            {
+                _scanFrom = length;
+                if (length >= _maxHeadLength)
+                {
+                    ThrowHelper.Throw(LLHttpError.ResponseHeadTooLarge, "Response head exceeds MaxResponseHeadersLength");
+                }
+
+                return false;
+            }
+
+            lf += _scanFrom;
+            int next = lf + 1;
+            if (next > _maxHeadLength)
+            {
+                ThrowHelper.Throw(LLHttpError.ResponseHeadTooLarge, "Response head exceeds MaxResponseHeadersLength");
+            }
+
+            // RFC 9112 §2.2 lets a recipient accept a bare LF as a line terminator; a proxy must not, because the next hop
+            // may disagree about where the line ends (response splitting).
+            if (lf == _lineStart || buffer[lf - 1] != HttpChars.CR)
+            {
+                ThrowHelper.Throw(
+                    _statusLineDone ? LLHttpError.MalformedHeader : LLHttpError.MalformedStatusLine,
+                    "Bare LF in response head",
+                    buffer.AsSpan(_lineStart, next - _lineStart));
+            }
+
+            var line = buffer.AsSpan(_lineStart, lf - 1 - _lineStart);
+            if (!_statusLineDone)
+            {
+                ParseStatusLine(line);
+                _statusLineDone = true;
+            }
+            else if (line.IsEmpty)
+            {
+                HeadLength = next;
+                _scanFrom = _lineStart = next;
+                return true;
+            }
+            else
+            {
+                ParseField(line, _lineStart);
+            }
+
+            _scanFrom = _lineStart = next;
+        }
+    }
+
+    private void ParseStatusLine(ReadOnlySpan<byte> line)
+    {
+        // RFC 9112 §4: status-line = HTTP-version SP status-code SP [ reason-phrase ].
+        // "HTTP/1.1 200" without the second SP is tolerated: common in the wild and unambiguous.
+        if (line.Length < 12 || line[8] != HttpChars.SP || (line.Length > 12 && line[12] != HttpChars.SP))
+        {
+            ThrowHelper.Throw(LLHttpError.MalformedStatusLine, "Malformed status line", line);
+        }
+
+        if (!line.StartsWith("HTTP/1."u8) || (line[7] != (byte)'0' && line[7] != (byte)'1'))
+        {
+            ThrowHelper.Throw(LLHttpError.MalformedStatusLine, "Unsupported HTTP version", line);
+        }
+
+        uint d0 = (uint)(line[9] - '0'), d1 = (uint)(line[10] - '0'), d2 = (uint)(line[11] - '0');
+        int status = (int)((d0 * 100) + (d1 * 10) + d2);
+
+        // RFC 9110 §15: values outside 100..599 are invalid.
+        if (d0 > 9 || d1 > 9 || d2 > 9 || status < 100 || status > 599)
+        {
+            ThrowHelper.Throw(LLHttpError.MalformedStatusLine, "Invalid status code", line);
+        }
+
+        if (line.Length > 13)
+        {
+            // RFC 9112 §4: reason-phrase = 1*( HTAB / SP / VCHAR / obs-text ).
+            var reason = line[13..];
+            if (reason.ContainsAny(HttpChars.InvalidFieldValue))
+            {
+                ThrowHelper.Throw(LLHttpError.MalformedStatusLine, "Invalid character in reason phrase", line);
+            }
+
+            _reasonStart = _lineStart + 13;
+            _reasonLength = reason.Length;
+        }
+
+        StatusCode = status;
+        MinorVersion = (byte)(line[7] - '0');
+    }
+
+    private void ParseField(ReadOnlySpan<byte> line, int lineOffset)
+    {
+        // RFC 9112 §5.2: a proxy MUST either reject obs-fold or unfold it; rejecting is simpler and safer.
+        if (HttpChars.IsOws(line[0]))
+        {
+            ThrowHelper.Throw(LLHttpError.MalformedHeader, "Obsolete line folding in response header", line);
+        }
+
+        int colon = line.IndexOf((byte)':');
+
+        // RFC 9112 §5.1: no whitespace is allowed between the field name and the colon; a server MUST reject it and a
+        // proxy MUST remove it. Rejecting covers both, and the tchar check catches it along with every other bad byte.
+        if (colon <= 0 || !HttpChars.IsToken(line[..colon]))
+        {
+            ThrowHelper.Throw(LLHttpError.MalformedHeader, "Malformed response header name", line);
+        }
+
+        int valueStart = colon + 1;
+        while (valueStart < line.Length && HttpChars.IsOws(line[valueStart]))
+        {
+            valueStart++;
+        }
+
+        int valueEnd = line.Length;
+        while (valueEnd > valueStart && HttpChars.IsOws(line[valueEnd - 1]))
+        {
+            valueEnd--;
+        }
+
+        var value = line[valueStart..valueEnd];
+        if (value.ContainsAny(HttpChars.InvalidFieldValue))
+        {
+            ThrowHelper.Throw(LLHttpError.MalformedHeader, "Invalid character in response header value", line);
+        }
+
+        if (_count == _fields.Length)
+        {
+            ThrowHelper.Throw(LLHttpError.TooManyHeaders, "Response has more than MaxResponseHeaderCount headers");
+        }
+
+        var name = line[..colon];
+        ref FieldRange f = ref _fields[_count++];
+        f.NameStart = lineOffset;
+        f.NameLength = colon;
+        f.ValueStart = lineOffset + valueStart;
+        f.ValueLength = value.Length;
+        f.IsConnection = false;
+
+        switch (name.Length)
+        {
+            case 10 when Ascii.EqualsIgnoreCase(name, "Connection"u8):
+                f.IsConnection = true;
+                ParseConnection(value);
+                break;
+            case 14 when Ascii.EqualsIgnoreCase(name, "Content-Length"u8):
+                ParseContentLength(value);
+                break;
+            case 17 when Ascii.EqualsIgnoreCase(name, "Transfer-Encoding"u8):
+                ParseTransferEncoding(value);
+                break;
+        }
+    }
+
+    private void ParseConnection(ReadOnlySpan<byte> value)
+    {
+        // RFC 9110 §7.6.1: Connection is a token list; "close" anywhere in it counts.
+        var tokens = new ListTokenizer(value);
+        while (tokens.TryNext(out var token))
+        {
+            if (Ascii.EqualsIgnoreCase(token, "close"u8))
+            {
+                ConnectionClose = true;
+            }
+            else if (Ascii.EqualsIgnoreCase(token, "keep-alive"u8))
+            {
+                ConnectionKeepAlive = true;
+            }
+        }
+    }
+
+    private void ParseContentLength(ReadOnlySpan<byte> value)
+    {
+        // RFC 9110 §8.6: a list of identical values (or repeated identical fields) MAY be accepted as that value;
+        // anything else is an unrecoverable framing error (RFC 9112 §6.3 rule 5).
+        var elements = new ListTokenizer(value);
+        bool any = false;
+        while (elements.TryNext(out var element))
+        {
+            any = true;
+            long parsed = 0;
+            foreach (byte b in element)
+            {
+                uint digit = (uint)(b - '0');
+                if (digit > 9 || parsed > (long.MaxValue - digit) / 10)
+                {
+                    ThrowHelper.Throw(LLHttpError.InvalidContentLength, "Invalid Content-Length", value);
+                }
+
+                parsed = (parsed * 10) + digit;
+            }
+
+            if (HasContentLength && parsed != ContentLength)
+            {
+                ThrowHelper.Throw(LLHttpError.InvalidContentLength, "Conflicting Content-Length values", value);
+            }
+
+            HasContentLength = true;
+            ContentLength = parsed;
+        }
+
+        if (!any)
+        {
+            ThrowHelper.Throw(LLHttpError.InvalidContentLength, "Empty Content-Length");
+        }
+    }
+
+    private void ParseTransferEncoding(ReadOnlySpan<byte> value)
+    {
+        // RFC 9112 §6.1: chunked MUST be the final coding and MUST NOT be applied twice. The list spans every
+        // Transfer-Encoding field in order, so a coding after chunked (in this field or a later one) is an error.
+        HasTransferEncoding = true;
+        var codings = new ListTokenizer(value);
+        while (codings.TryNext(out var coding))
+        {
+            if (_chunkedSeen)
+            {
+                ThrowHelper.Throw(LLHttpError.InvalidTransferEncoding, "chunked is not the final transfer coding", value);
+            }
+
+            _chunkedSeen = Ascii.EqualsIgnoreCase(coding, "chunked"u8);
+        }
+    }
+
+    /// <summary>Final coding is chunked (valid only after the head is complete).</summary>
+    public bool IsChunked => _chunkedSeen;
+
+    [DoesNotReturn]
+    private static int ThrowIndex() => throw new ArgumentOutOfRangeException("index");
+
+    private struct FieldRange
+    {
+        public int NameStart;
+        public int NameLength;
+        public int ValueStart;
+        public int ValueLength;
+        public bool IsConnection;
+    }
+}

@@ -1,0 +1,22 @@
+namespace LLHttp.Transports;
+
+/// <summary>
+/// The byte pipe under a connection. Production uses <see cref="SocketTransport"/>; tests substitute scripted reads so
+/// every parser runs over every split of its input without a network.
+/// </summary>
+internal abstract class Transport : IDisposable
+{
+    /// <summary>Receives at least one byte, or returns 0 at end of stream.</summary>
+    public abstract ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken);
+
+    /// <summary>Sends every byte of <paramref name="buffer"/>.</summary>
+    public abstract ValueTask SendAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken);
+
+    /// <summary>
+    /// True when an idle connection is readable: either the peer closed it or it sent bytes nobody asked for.
+    /// Either way it must not carry another request.
+    /// </summary>
+    public abstract bool IsReadableWhileIdle();
+
+    public abstract void Dispose();
+}

@@ -1,0 +1,9 @@
+global using System.Buffers;
+global using System.Diagnostics;
+global using System.Diagnostics.CodeAnalysis;
+global using System.Globalization;
+global using System.Runtime.CompilerServices;
+global using System.Runtime.InteropServices;
+global using System.Text;
+
+[module: SkipLocalsInit]

@@ -1,0 +1,205 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using LLHttp.Transports;
+using Xunit;
+
+namespace LLHttp.Tests;
+
+/// <summary>Real loopback sockets and tiny timeouts. Only the error kind is asserted, never a duration.</summary>
+public sealed class TimeoutTests : IDisposable
+{
+    // Only the timeout under test is tiny, so a slow machine cannot trip a different one first.
+    private static readonly LLHttpOptions TinyConnect = new() { ConnectTimeout = TimeSpan.FromMilliseconds(50) };
+    private static readonly LLHttpOptions TinyHead = new() { ResponseHeadTimeout = TimeSpan.FromMilliseconds(50) };
+    private static readonly LLHttpOptions TinyBody = new() { BodyIdleTimeout = TimeSpan.FromMilliseconds(50) };
+
+    private readonly Socket _listener = new(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+    private readonly List<Socket> _accepted = [];
+
+    public TimeoutTests()
+    {
+        _listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        _listener.Listen(8);
+    }
+
+    private EndPoint EndPoint => _listener.LocalEndPoint!;
+
+    /// <summary>Accepts one connection, reads the request head, sends <paramref name="response"/>, then stays silent.</summary>
+    private async Task ServeOnceAsync(string response)
+    {
+        var socket = await _listener.AcceptAsync();
+        _accepted.Add(socket);
+        var buffer = new byte[4096];
+        int total = 0;
+        while (total < buffer.Length && !Encoding.Latin1.GetString(buffer, 0, total).Contains("\r\n\r\n", StringComparison.Ordinal))
+        {
+            int n = await socket.ReceiveAsync(buffer.AsMemory(total));
+            if (n == 0)
+            {
+                return;
+            }
+
+            total += n;
+        }
+
+        await socket.SendAsync(Encoding.Latin1.GetBytes(response));
+    }
+
+    [Fact]
+    public async Task Silent_origin_is_a_response_head_timeout()
+    {
+        var server = ServeOnceAsync("");
+        using var connection = await LLHttpConnection.ConnectAsync(EndPoint, TinyHead);
+        connection.StartRequest("GET"u8, "/"u8, "h"u8);
+        await connection.SendRequestAsync();
+        var e = await Assert.ThrowsAsync<LLHttpException>(async () => await connection.ReadResponseHeadAsync());
+        Assert.Equal(LLHttpError.ResponseHeadTimeout, e.Error);
+        Assert.True(e.IsTimeout);
+        Assert.False(connection.IsReusable);
+        await server;
+    }
+
+    [Fact]
+    public async Task Origin_stalling_mid_body_is_a_body_idle_timeout()
+    {
+        var server = ServeOnceAsync("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello");
+        using var connection = await LLHttpConnection.ConnectAsync(EndPoint, TinyBody);
+        connection.StartRequest("GET"u8, "/"u8, "h"u8);
+        await connection.SendRequestAsync();
+        var head = await connection.ReadResponseHeadAsync();
+        Assert.Equal(10, head.ContentLength);
+        var buffer = new byte[16];
+        int got = 0;
+        var e = await Assert.ThrowsAsync<LLHttpException>(async () =>
+        {
+            for (int i = 0; i < 10; i++)
+            {
+                got += await connection.ReadBodyAsync(buffer);
+            }
+        });
+        Assert.Equal(LLHttpError.BodyIdleTimeout, e.Error);
+        Assert.Equal(5, got);
+        Assert.False(connection.IsReusable);
+        await server;
+    }
+
+    [Fact]
+    public async Task Timer_is_disarmed_between_operations()
+    {
+        // The idle gap between exchanges is longer than both timeouts: a timer left armed by the first exchange would
+        // fire during the gap and fail the second one.
+        var options = new LLHttpOptions { ResponseHeadTimeout = TimeSpan.FromSeconds(1), BodyIdleTimeout = TimeSpan.FromSeconds(1) };
+        var server = Task.Run(async () =>
+        {
+            var socket = await _listener.AcceptAsync();
+            _accepted.Add(socket);
+            var buffer = new byte[4096];
+            for (int i = 0; i < 2; i++)
+            {
+                await socket.ReceiveAsync(buffer);
+
+                // Answer late enough that the client's head receive goes asynchronous and arms the timer.
+                await Task.Delay(50);
+                await socket.SendAsync("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"u8.ToArray());
+            }
+        });
+        using var connection = await LLHttpConnection.ConnectAsync(EndPoint, options);
+        for (int i = 0; i < 2; i++)
+        {
+            if (i == 1)
+            {
+                await Task.Delay(TimeSpan.FromSeconds(1.5));
+            }
+
+            connection.StartRequest("GET"u8, "/"u8, "h"u8);
+            await connection.SendRequestAsync();
+            await connection.ReadResponseHeadAsync();
+            Assert.Equal(2, await connection.ReadBodyAsync(new byte[8]));
+            Assert.Equal(0, await connection.ReadBodyAsync(new byte[8]));
+            Assert.True(connection.IsReusable);
+        }
+
+        await server;
+    }
+
+    [Fact]
+    public async Task Refused_connect_is_connect_failed()
+    {
+        var closed = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        closed.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        var endPoint = closed.LocalEndPoint!;
+        closed.Dispose();
+        var e = await Assert.ThrowsAsync<LLHttpException>(async () => await LLHttpConnection.ConnectAsync(endPoint, LLHttpOptions.Default));
+        Assert.Equal(LLHttpError.ConnectFailed, e.Error);
+    }
+
+    [Fact]
+    public async Task Connect_that_never_completes_is_connect_timeout()
+    {
+        static async ValueTask<Transport> Hang(CancellationToken cancellationToken)
+        {
+            await Task.Delay(Timeout.Infinite, cancellationToken);
+            throw new InvalidOperationException("unreachable");
+        }
+
+        var e = await Assert.ThrowsAsync<LLHttpException>(async () => await LLHttpConnection.ConnectAsync(Hang, TinyConnect, default));
+        Assert.Equal(LLHttpError.ConnectTimeout, e.Error);
+    }
+
+    [Fact]
+    public async Task Caller_cancellation_is_not_reported_as_timeout()
+    {
+        var server = ServeOnceAsync("");
+        using var connection = await LLHttpConnection.ConnectAsync(EndPoint, LLHttpOptions.Default);
+        connection.StartRequest("GET"u8, "/"u8, "h"u8);
+        await connection.SendRequestAsync();
+        using var cts = new CancellationTokenSource(TimeSpan.FromMilliseconds(50));
+        var e = await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await connection.ReadResponseHeadAsync(cts.Token));
+        Assert.Equal(cts.Token, e.CancellationToken);
+        Assert.False(connection.IsReusable);
+        await server;
+    }
+
+    [Fact]
+    public async Task Pool_over_loopback_reuses_the_socket()
+    {
+        var server = Task.Run(async () =>
+        {
+            var socket = await _listener.AcceptAsync();
+            _accepted.Add(socket);
+            var buffer = new byte[4096];
+            for (int i = 0; i < 2; i++)
+            {
+                await socket.ReceiveAsync(buffer);
+                await socket.SendAsync("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"u8.ToArray());
+            }
+        });
+        using var pool = new Pooling.LLHttpConnectionPool(EndPoint);
+        for (int i = 0; i < 2; i++)
+        {
+            var connection = await pool.RentAsync();
+            connection.StartRequest("GET"u8, "/"u8, "h"u8);
+            await connection.SendRequestAsync();
+            await connection.ReadResponseHeadAsync();
+            while (await connection.ReadBodyAsync(new byte[8]) != 0)
+            {
+            }
+
+            pool.Return(connection);
+        }
+
+        Assert.Equal(1, pool.IdleCount);
+        await server; // the server only ever accepted one connection
+    }
+
+    public void Dispose()
+    {
+        foreach (var socket in _accepted)
+        {
+            socket.Dispose();
+        }
+
+        _listener.Dispose();
+    }
+}
