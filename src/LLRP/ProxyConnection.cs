@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
+using System.Runtime.CompilerServices;
 using System.Text;
 using LLRP.Forwarding;
 using LLRP.Http1;
@@ -92,6 +93,7 @@ internal sealed class ProxyConnection
     }
 
     /// <summary>Reads and validates the next request head; false when the connection should end.</summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<bool> ReadRequestHeadAsync()
     {
         Head.Reset();
@@ -180,6 +182,7 @@ internal sealed class ProxyConnection
     }
 
     /// <summary>Forwards the parsed request; false when the connection must close afterwards.</summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<bool> ForwardAsync()
     {
         Body.Start(Head);

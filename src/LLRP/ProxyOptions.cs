@@ -20,7 +20,7 @@ public sealed class ProxyOptions
 {
     public required Uri[] Downstreams { get; init; }
 
-    public ClientKind Client { get; init; } = ClientKind.HttpClient;
+    public ClientKind Client { get; init; } = ClientKind.LLHttp;
 
     // "shareClients*" keep the original LLRP's names so crank's --application.environmentVariables works.
     public bool ShareClients { get; init; }
@@ -104,7 +104,7 @@ public sealed class ProxyOptions
 
     public static ClientKind ParseClient(string? value) => value?.ToLowerInvariant() switch
     {
-        null or "" => ClientKind.HttpClient,
+        null or "" => ClientKind.LLHttp,
         "llhttp" => ClientKind.LLHttp,
         "httpclient" => ClientKind.HttpClient,
         "httpclient-httpcontext" or "httpclientwithcontext" => ClientKind.HttpClientWithContext,

@@ -13,7 +13,8 @@ internal static class ForwarderFactory
 {
     public static IForwarderFactory Create(ProxyOptions options) => options.Client switch
     {
-        ClientKind.HttpClient => new HttpClientForwarderFactory(options),
-        _ => throw new OptionsException($"--client {ProxyOptions.Name(options.Client)} is not available in this build; use httpclient."),
+        ClientKind.LLHttp => new LLHttpForwarderFactory(options),
+        ClientKind.HttpClient or ClientKind.HttpClientWithContext => new HttpClientForwarderFactory(options),
+        _ => throw new OptionsException($"--client {ProxyOptions.Name(options.Client)} is not available in this build; use llhttp, httpclient or httpclient-httpcontext."),
     };
 }

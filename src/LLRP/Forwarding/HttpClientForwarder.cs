@@ -9,8 +9,9 @@ using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.Htt
 namespace LLRP.Forwarding;
 
 /// <summary>
-/// The httpclient variant's clients: HttpMessageInvoker over SocketsHttpHandler, one per inbound connection by
-/// default, or a shared set ("shareClients") assigned per connection or rotated per request ("shareClients.roundRobin").
+/// The clients of the httpclient and httpclient-httpcontext variants: HttpMessageInvoker over SocketsHttpHandler, one
+/// per inbound connection by default, or a shared set ("shareClients") assigned per connection or rotated per request
+/// ("shareClients.roundRobin"). Both variants get the same clients so that they differ only in the HttpContext.
 /// </summary>
 internal sealed class HttpClientForwarderFactory : IForwarderFactory
 {
@@ -29,16 +30,16 @@ internal sealed class HttpClientForwarderFactory : IForwarderFactory
     }
 
     public string Description => _options.ShareClients
-        ? $"httpclient: {_shared.Length} shared clients, {(_options.ShareClientsRoundRobin ? "rotated per request" : "assigned per connection")}"
-        : "httpclient: one client per inbound connection";
+        ? $"{ProxyOptions.Name(_options.Client)}: {_shared.Length} shared clients, {(_options.ShareClientsRoundRobin ? "rotated per request" : "assigned per connection")}"
+        : $"{ProxyOptions.Name(_options.Client)}: one client per inbound connection";
 
     public IForwarder Create(Uri downstream, int connectionIndex)
     {
-        if (_shared.Length == 0)
-        {
-            return new HttpClientForwarder(this, downstream, CreateInvoker(_options), ownsInvoker: true);
-        }
-        return new HttpClientForwarder(this, downstream, _shared[(uint)connectionIndex % (uint)_shared.Length], ownsInvoker: false);
+        var owns = _shared.Length == 0;
+        var invoker = owns ? CreateInvoker(_options) : _shared[(uint)connectionIndex % (uint)_shared.Length];
+        return _options.Client == ClientKind.HttpClientWithContext
+            ? new HttpContextForwarder(this, downstream, invoker, owns)
+            : new HttpClientForwarder(this, downstream, invoker, owns);
     }
 
     /// <summary>The invoker for the next request: the connection's own, or the next shared one in round-robin mode.</summary>
@@ -97,7 +98,7 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
         }
         catch (OperationCanceledException e) when (!connection.Aborted.IsCancellationRequested)
         {
-            throw new DownstreamException(DownstreamError.Unavailable, "Connecting to the downstream timed out.", e);
+            throw ConnectTimedOut(e);
         }
 
         using (response)
@@ -106,14 +107,21 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
         }
     }
 
+    // The failure mapping both HttpClient variants share. (The try/catch stays in each caller: a wrapping async helper
+    // would cost a state machine per request or per body read.)
+
+    /// <summary>HttpClient's token-independent cancellation before a response: its connect timeout.</summary>
+    internal static DownstreamException ConnectTimedOut(OperationCanceledException e) =>
+        new(DownstreamError.Unavailable, "Connecting to the downstream timed out.", e);
+
+    /// <summary>A read of the downstream body failed (HttpRequestException or IOException): the body was cut short.</summary>
+    internal static DownstreamException BodyFailed(Exception e) =>
+        new(DownstreamError.BodyCutShort, "The downstream body failed before its end.", e);
+
     private HttpRequestMessage CreateRequest(ProxyConnection connection)
     {
         var head = connection.Head;
-        var request = new HttpRequestMessage(Method(head), new Uri(_origin + Encoding.ASCII.GetString(head.Target), s_rawUri))
-        {
-            Version = HttpVersion.Version11,
-            VersionPolicy = HttpVersionPolicy.RequestVersionExact,
-        };
+        var request = NewRequest(Method(head), _origin + Encoding.ASCII.GetString(head.Target));
         if (head.Framing != BodyFraming.None)
         {
             request.Content = new RequestBodyContent(connection, head.Framing == BodyFraming.ContentLength ? head.ContentLength : null);
@@ -156,7 +164,7 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
         }
 
         var body = await response.Content.ReadAsStreamAsync(connection.Aborted);
-        while (true)
+        while (writer.ExpectsMoreBody)
         {
             int read;
             try
@@ -165,7 +173,7 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
             }
             catch (Exception e) when (e is HttpRequestException or IOException)
             {
-                throw new DownstreamException(DownstreamError.BodyCutShort, "The downstream body failed before its end.", e);
+                throw BodyFailed(e);
             }
             if (read == 0)
             {
@@ -173,7 +181,8 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
             }
             writer.AdvanceBody(read);
             connection.Touch();
-            if ((await writer.FlushAsync()).IsCompleted)
+            // A body that is now complete is flushed once with the head by the connection loop.
+            if (writer.ExpectsMoreBody && (await writer.FlushAsync()).IsCompleted)
             {
                 throw new IOException("The client closed the connection.");
             }
@@ -183,7 +192,7 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
 
     // RFC 9112 §6.3 rule 5: an invalid or repeated Content-Length, or one beside Transfer-Encoding, means the downstream's
     // framing cannot be trusted; a proxy discards the response and answers 502. HttpClient itself is lenient here.
-    private static long? DownstreamContentLength(HttpResponseMessage response)
+    internal static long? DownstreamContentLength(HttpResponseMessage response)
     {
         if (!response.Content.Headers.NonValidated.TryGetValues("Content-Length", out var values))
         {
@@ -213,7 +222,7 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
     }
 
     // RFC 9110 §7.6.1: the downstream's Connection names fields meant for this hop only.
-    private static bool IsNominated(string name, HeaderStringValues connectionOptions)
+    internal static bool IsNominated(string name, HeaderStringValues connectionOptions)
     {
         foreach (var value in connectionOptions)
         {
@@ -228,7 +237,8 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
         return false;
     }
 
-    private static Exception Translate(HttpRequestException e)
+    /// <summary>HttpClient's failure before a response: the client's bad body (unwrapped), an invalid response, or no downstream.</summary>
+    internal static Exception Translate(HttpRequestException e)
     {
         for (Exception? inner = e; inner is not null; inner = inner.InnerException)
         {
@@ -243,6 +253,13 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
     }
 
     private static readonly UriCreationOptions s_rawUri = new() { DangerousDisablePathAndQueryCanonicalization = true };
+
+    /// <summary>An HTTP/1.1 request to <paramref name="uri"/>, whose path and query are sent exactly as the client wrote them.</summary>
+    internal static HttpRequestMessage NewRequest(System.Net.Http.HttpMethod method, string uri) => new(method, new Uri(uri, s_rawUri))
+    {
+        Version = HttpVersion.Version11,
+        VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+    };
 
     private static System.Net.Http.HttpMethod Method(RequestHead head) => head.Method switch
     {

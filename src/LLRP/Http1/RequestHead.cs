@@ -62,6 +62,9 @@ internal sealed class RequestHead
     private int _hostIndex = -1;
     private int _contentLengthCount, _transferEncodingCount;
 
+    /// <summary>RFC 9110 §7.6.3: the Via value for the forwarded request, naming the protocol version the client used.</summary>
+    public ReadOnlySpan<byte> ViaValue => Version == HttpVersion.Http10 ? "1.0 llrp"u8 : "1.1 llrp"u8;
+
     public ReadOnlySpan<byte> MethodBytes => _buffer.AsSpan(0, _methodLength);
     /// <summary>origin-form (path and query) or "*"; never absolute-form.</summary>
     public ReadOnlySpan<byte> Target => _buffer.AsSpan(_targetStart, _targetLength);

@@ -36,8 +36,9 @@ internal sealed class ResponseWriter
 
     private readonly PipeWriter _output;
     private RequestHead _request = null!;
-    private byte[] _via = [];
     private bool _chunked;
+    private bool _untilClose;
+    private bool _lengthKnown;
     private long _remaining;
     private int _status;
 
@@ -54,25 +55,19 @@ internal sealed class ResponseWriter
     public void Start(RequestHead request)
     {
         _request = request;
-        _via = request.Version == Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion.Http10 ? ViaHttp10 : ViaHttp11;
-        HasStarted = IsComplete = _chunked = false;
+        HasStarted = IsComplete = _chunked = _untilClose = _lengthKnown = false;
         MustClose = request.ClientWantsClose;
         _remaining = 0;
         _status = 0;
     }
 
-    private static readonly byte[] ViaHttp10 = "Via: 1.0 llrp\r\n"u8.ToArray();
-    private static readonly byte[] ViaHttp11 = "Via: 1.1 llrp\r\n"u8.ToArray();
-
-    /// <summary>RFC 9110 §7.6.3: the Via value a proxy adds, with the protocol version it received.</summary>
-    public ReadOnlySpan<byte> ViaLine => _via;
-
     /// <summary>Starts the final response head; interim (1xx) heads use <see cref="WriteInterimAsync"/>.</summary>
     public void BeginHead(int status)
     {
+        var line = StatusLine(status);
         HasStarted = true;
         _status = status;
-        Write(StatusLine(status));
+        Write(line);
     }
 
     /// <summary>Writes one field unless the policy removes it (hop-by-hop, framing; the variant removes Connection-nominated ones).</summary>
@@ -127,19 +122,20 @@ internal sealed class ResponseWriter
     /// </summary>
     public bool EndHead(DownstreamBody body, long contentLength)
     {
-        Write(_via);
+        WriteVia();
         var noBody = body == DownstreamBody.None || _request.IsHead || _status == 204 || _status == 304;
         if (body == DownstreamBody.ContentLength && _status != 204)
         {
             // Kept on HEAD and 304 as metadata (RFC 9110 §8.6); it promises the body length otherwise.
             WriteContentLength(contentLength);
             _remaining = noBody ? 0 : contentLength;
+            _lengthKnown = true;
         }
         else if (!noBody)
         {
             if (_request.Version == Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion.Http10)
             {
-                MustClose = true;
+                MustClose = _untilClose = true;
             }
             else
             {
@@ -167,6 +163,9 @@ internal sealed class ResponseWriter
         }
         return true;
     }
+
+    /// <summary>More body may follow: always for chunked and close-delimited bodies, until the length for Content-Length.</summary>
+    public bool ExpectsMoreBody => _chunked || _untilClose || _remaining > 0;
 
     /// <summary>Memory for the next piece of body, to be filled by the downstream read and then <see cref="AdvanceBody"/>d.</summary>
     public Memory<byte> GetBodyMemory()
@@ -197,7 +196,7 @@ internal sealed class ResponseWriter
             _output.Advance(count + ChunkPrefixLength + ChunkSuffixLength);
             return;
         }
-        if (_remaining > 0)
+        if (_lengthKnown)
         {
             if (count > _remaining)
             {
@@ -229,7 +228,7 @@ internal sealed class ResponseWriter
 
     public ValueTask<FlushResult> EndInterimAsync()
     {
-        Write(_via);
+        WriteVia();
         Write("\r\n"u8);
         return _output.FlushAsync();
     }
@@ -255,6 +254,9 @@ internal sealed class ResponseWriter
 
     /// <summary>Bytes written but not yet flushed, so a body copy loop can batch small pieces into one send.</summary>
     public long Unflushed => _output.UnflushedBytes;
+
+    // RFC 9110 §7.6.3: a proxy adds Via to responses too, naming the protocol it received the response with (1.1).
+    private void WriteVia() => Write("Via: 1.1 llrp\r\n"u8);
 
     private void WriteContentLength(long length)
     {

@@ -15,8 +15,8 @@ public static class Variants
     public static readonly IReadOnlyList<Variant> All =
     [
         new("httpclient", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false),
-        // new("llhttp", CanonicalFraming: true),
-        // new("httpclient-httpcontext", CanonicalFraming: false),
+        new("llhttp", CanonicalFraming: true),
+        new("httpclient-httpcontext", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false),
         // new("yarp", CanonicalFraming: false),
     ];
 

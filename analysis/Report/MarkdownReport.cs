@@ -1,0 +1,390 @@
+using System.Globalization;
+using System.Text;
+
+namespace LLRP.Analysis;
+
+/// <summary>Writes report.md and its charts for one results directory (one sitting).</summary>
+internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnlyList<Run> runs, IReadOnlyList<RunMeta> metas, PngRenderer png)
+{
+    private readonly Analysis _a = new(runs);
+    private readonly StringBuilder _md = new();
+    private readonly List<string> _missing = [];
+    private readonly List<string> _chartErrors = [];
+    public List<string> ChartFiles { get; } = [];
+
+    public Point? Headline { get; private set; }
+
+    public string Build()
+    {
+        var ok = runs.Count(r => !r.Failed && r.Load.Rps is not null);
+        var failed = runs.Count - ok;
+        Headline = ChooseHeadline();
+
+        _md.AppendLine("# LLRP benchmark report").AppendLine();
+        _md.AppendLine(CultureInfo.InvariantCulture,
+            $"Results: `{Display(resultsDir)}`: {runs.Count} run file(s) ({ok} measured, {failed} failed), {_a.Scenarios.Count} scenario(s) at {_a.Points.Count} point(s). " +
+            $"Written by `analysis/Report` at {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC.").AppendLine();
+        Sitting();
+        if (Headline is { } h)
+        {
+            _md.AppendLine(CultureInfo.InvariantCulture, $"## Headline: {h.Label}").AppendLine();
+            PointTables(h, charts: true);
+        }
+        ConnectionSweep();
+        SizeSweep();
+        Pgo();
+        var others = _a.Points.Where(p => p != Headline).ToList();
+        if (others.Count > 0)
+        {
+            _md.AppendLine("## Every other point").AppendLine();
+            foreach (var p in others)
+            {
+                _md.AppendLine(CultureInfo.InvariantCulture, $"### {p.Label}").AppendLine();
+                PointTables(p, charts: true);
+            }
+        }
+        Missing();
+        Definitions();
+        RunList();
+        return _md.ToString();
+    }
+
+    private Point? ChooseHeadline()
+    {
+        var plain = _a.Points.Where(p => p.Profile.Length == 0 && p.AppEnv.Length == 0).ToList();
+        return plain.FirstOrDefault(p => p.Connections == 64 && p.ResponseBytes == ResultsReader.DownstreamDefaultBytes)
+            ?? plain.OrderByDescending(p => _a.At(p).Sum(s => s.Runs.Count)).FirstOrDefault()
+            ?? _a.Points.OrderByDescending(p => _a.At(p).Sum(s => s.Runs.Count)).FirstOrDefault();
+    }
+
+    private string Display(string path)
+    {
+        var rel = Path.GetRelativePath(Environment.CurrentDirectory, path);
+        return rel.StartsWith("..", StringComparison.Ordinal) ? path : rel;
+    }
+
+    private void Sitting()
+    {
+        _md.AppendLine("## Sitting").AppendLine();
+        string Distinct(IEnumerable<string?> values)
+        {
+            var v = values.Where(s => !string.IsNullOrWhiteSpace(s)).Select(s => FirstLine(s!)).Distinct().ToList();
+            return v.Count == 0 ? "not recorded" : string.Join("; ", v.Select(Format.Inline));
+        }
+        var commits = runs.Select(r => r.Commit).Concat(metas.Select(m => m.Commit)).Where(c => !string.IsNullOrEmpty(c)).Distinct().ToList();
+        var dirty = metas.Any(m => m.Dirty == true) ? " (work tree had uncommitted changes)" : "";
+        var dates = metas.Select(m => m.Date).OfType<string>().Order(StringComparer.Ordinal).ToList();
+        var nproc = Distinct(metas.Select(m => m.Nproc?.ToString(CultureInfo.InvariantCulture)).Concat(runs.Select(r => r.Processors?.ToString(CultureInfo.InvariantCulture))));
+        _md.AppendLine("| | |").AppendLine("|---|---|");
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| date (UTC) | {(dates.Count == 0 ? "not recorded" : dates[0] + (dates.Count > 1 ? " to " + dates[^1] : ""))} |");
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| commit | {(commits.Count == 0 ? "not recorded" : string.Join(", ", commits.Select(c => $"`{c}`")))}{dirty} |");
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| CPUs (nproc) | {nproc} |");
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| CPU model | {Distinct(metas.Select(m => m.CpuModel))} |");
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| kernel | {Distinct(metas.Select(m => m.Kernel))} |");
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| .NET SDK | {Distinct(metas.Select(m => m.Dotnet))} |");
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| wrk | {Distinct(metas.Select(m => m.Wrk))} |");
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| nginx | {Distinct(metas.Select(m => m.Nginx))} |");
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| HAProxy | {Distinct(metas.Select(m => m.Haproxy))} |");
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| runner | {Distinct(runs.Select(r => r.Mode).Concat(metas.Select(m => m.Mode)))} |");
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| pinning | {Distinct(metas.Select(m => m.Pinned))} |").AppendLine();
+        if (commits.Count > 1)
+        {
+            _md.AppendLine("**Warning:** the runs come from more than one commit; ratios across them compare different builds.").AppendLine();
+        }
+        foreach (var m in metas.Where(m => m.IsSweep && m.Status is not null && m.Status != "complete"))
+        {
+            var tail = m.Status == "running" ? " (it did not finish, or is still going)." : ".";
+            _md.AppendLine(CultureInfo.InvariantCulture, $"**Warning:** `{Format.Inline(Path.GetRelativePath(resultsDir, m.File))}` says the sweep is **{Format.Inline(m.Status!)}**{tail}").AppendLine();
+        }
+        foreach (var w in metas.SelectMany(m => m.Warnings).Distinct())
+        {
+            _md.AppendLine(CultureInfo.InvariantCulture, $"**Warning (sweep.sh):** {Format.Inline(w)}").AppendLine();
+        }
+        // The sweep's own command line first, then every run-local.sh command in the order they ran.
+        var commands = metas.OrderBy(m => m.IsSweep ? 0 : 1).ThenBy(m => m.File, StringComparer.Ordinal)
+            .SelectMany(m => m.Commands).Distinct().ToList();
+        if (commands.Count > 0)
+        {
+            _md.AppendLine("Commands:").AppendLine().AppendLine("```");
+            foreach (var c in commands)
+            {
+                _md.AppendLine(c);
+            }
+            _md.AppendLine("```").AppendLine();
+        }
+        var shared = metas.Any(m => m.Nproc is <= 4) || runs.Any(r => r.Processors is <= 4);
+        if (shared)
+        {
+            _md.AppendLine("> The load generator, the proxy and the origin share this machine's few cores: absolute RPS drifts " +
+                "between sittings and with other work on the box. Ratios (R, vs YARP, vs nginx/HAProxy) taken in one sitting hold better; " +
+                "CPU µs per request is steadier than RPS (benchmarking.md).").AppendLine();
+        }
+    }
+
+    private void PointTables(Point p, bool charts)
+    {
+        var rows = _a.At(p).ToList();
+        var direct = _a.Baseline(p, Analysis.Direct);
+        var yarp = _a.Baseline(p, Analysis.Yarp);
+        var best = _a.BestNative(p);
+        var borrowed = new[] { direct, yarp, best }.Any(b => b is not null && b.Point != p)
+            ? " Baselines without runs at this point's profile/environment come from the default point with the same connections and size."
+            : "";
+        _md.AppendLine(CultureInfo.InvariantCulture,
+            $"Baselines: direct {(direct is null ? "n/a (no `direct` runs)" : Format.N0(direct.Rps) + " RPS")}; full YARP {(yarp is null ? "n/a (no `yarp` runs)" : Format.N0(yarp.Rps) + " RPS")}; " +
+            $"best of nginx/HAProxy {(best is null ? "n/a (no `nginx`/`haproxy` runs)" : $"{best.Scenario} {Format.N0(best.Rps)} RPS")}.{borrowed}").AppendLine();
+        _md.AppendLine("| scenario | runs | RPS median | RPS min–max | spread | vs YARP | vs best of nginx/HAProxy | R = RPS/direct | p50 ms | p99 ms | max ms | bad responses | socket errors |");
+        _md.AppendLine("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+        foreach (var s in rows)
+        {
+            var runsCell = s.Runs.Count.ToString(CultureInfo.InvariantCulture) + (s.FailedRuns > 0 ? $" (+{s.FailedRuns} failed)" : "");
+            var errors = (s.BadResponses ?? 0) + (s.SocketErrors ?? 0);
+            _md.AppendLine(CultureInfo.InvariantCulture,
+                $"| {s.Scenario} | {runsCell} | {Format.N0(s.Rps)} | {Format.N0(s.RpsMin)}–{Format.N0(s.RpsMax)} | {(s.Runs.Count > 1 ? Format.F(s.SpreadPercent, 1) + " %" : "1 run")} | " +
+                $"{Format.Ratio(_a.VsYarp(s))} | {Format.Ratio(_a.VsBestNative(s))} | {Format.Ratio(_a.R(s))} | " +
+                $"{Format.Auto(s.P50Ms)} | {Format.Auto(s.P99Ms)} | {Format.Auto(s.MaxMs)} | {Bold(s.BadResponses, errors)} | {Bold(s.SocketErrors, errors)} |");
+        }
+        _md.AppendLine();
+        _md.AppendLine("| scenario | process | CPU % (all cores) | cores busy | CPU µs/request | allocated B/request | working set MB | peak WS MB | threads | Little's law |");
+        _md.AppendLine("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+        foreach (var s in rows)
+        {
+            var cpuReq = Format.F(s.CpuUsPerRequest, 1) + (s.CpuPerRequestEstimated && s.CpuUsPerRequest is not null ? " ~" : "");
+            var alloc = s.AllocatedPerRequest is { } al ? Format.N0(al) : (Analysis.IsDotNetVariant(s.Scenario) ? "not reported" : Format.None);
+            _md.AppendLine(CultureInfo.InvariantCulture,
+                $"| {s.Scenario} | {(s.FiguresAreDownstream ? "origin (no proxy)" : "proxy")} | {Format.F(s.CpuPercent, 0)} | {Format.F(s.CoresPercent / 100, 2)} | {cpuReq} | {alloc} | " +
+                $"{Format.F(s.WorkingSetMb, 0)} | {Format.F(s.PeakWorkingSetMb, 0)} | {Format.F(s.Threads, 0)} | {Format.F(s.LittleRatio, 2)} |");
+        }
+        _md.AppendLine();
+        if (!charts || rows.Count == 0)
+        {
+            return;
+        }
+        var subtitle = p.Label.Replace("`", "", StringComparison.Ordinal) + (rows.Max(r => r.Runs.Count) > 1 ? "; bar = median, whiskers = min–max over rounds" : "; one round each");
+        var rps = Charts.BarChart("Requests per second", subtitle, "requests/s",
+            rows.Select(s => new Bar(s.Scenario, s.Rps, s.RpsMin, s.RpsMax, Charts.ColorOf(s.Scenario),
+                s.Scenario == Analysis.Direct ? null : _a.R(s) is { } r ? "R " + r.ToString("F2", CultureInfo.InvariantCulture) : null)).ToList(),
+            v => v.ToString("N0", CultureInfo.InvariantCulture));
+        var percentiles = new[] { "p50", "p75", "p90", "p99", "max" };
+        var latency = Charts.LineChart("Latency percentiles", p.Label.Replace("`", "", StringComparison.Ordinal) + "; medians over rounds (max: the largest)",
+            "percentile", "latency (ms, log scale)", percentiles,
+            rows.Select(s => new Series(s.Scenario, [s.P50Ms, s.P75Ms, s.P90Ms, s.P99Ms, s.MaxMs], Charts.ColorOf(s.Scenario))).ToList(), logY: true);
+        _md.AppendLine(CultureInfo.InvariantCulture, $"{Image(rps, $"rps-{p.Slug}", "RPS per scenario")} {Image(latency, $"latency-{p.Slug}", "latency percentiles")}").AppendLine();
+    }
+
+    private static string Bold(double? value, double anyErrors) =>
+        value is null ? Format.None : anyErrors > 0 && value > 0 ? $"**{Format.N0(value)}**" : Format.N0(value);
+
+    private List<Point> Sweep(Func<Point, bool> filter, Func<Point, long?> key) =>
+        _a.Points.Where(p => p.Profile.Length == 0 && p.AppEnv.Length == 0 && filter(p))
+            .GroupBy(key).Select(g => g.First()).OrderBy(p => key(p) ?? long.MaxValue).ToList();
+
+    private void ConnectionSweep()
+    {
+        var size = Headline?.ResponseBytes;
+        var points = Sweep(p => p.ResponseBytes == size, p => p.Connections);
+        if (points.Count < 2)
+        {
+            _missing.Add("No connection sweep (fewer than two connection counts at one response size): no R-against-connections chart.");
+            return;
+        }
+        _md.AppendLine(CultureInfo.InvariantCulture, $"## Connection sweep ({Format.Bytes(size)} responses)").AppendLine();
+        SweepTables(points, p => p.Connections?.ToString(CultureInfo.InvariantCulture) ?? "?", "c=", "connections", "r-vs-connections", "R against connections");
+    }
+
+    private void SizeSweep()
+    {
+        var connections = Headline?.Connections;
+        var points = Sweep(p => p.Connections == connections, p => p.ResponseBytes);
+        if (points.Count < 2)
+        {
+            _missing.Add("No response-size sweep (fewer than two `?s=N` sizes at one connection count).");
+            return;
+        }
+        _md.AppendLine(CultureInfo.InvariantCulture, $"## Response-size sweep ({connections} connections)").AppendLine();
+        SweepTables(points, p => Format.Bytes(p.ResponseBytes), "", "response body size", "r-vs-size", "R against response size");
+    }
+
+    private void SweepTables(List<Point> points, Func<Point, string> label, string prefix, string xLabel, string chartName, string title)
+    {
+        var scenarios = _a.Scenarios.Where(s => points.Any(p => _a.Get(p, s) is not null)).ToList();
+        var header = "| scenario | " + string.Join(" | ", points.Select(p => prefix + label(p))) + " |";
+        var rule = "|---|" + string.Concat(points.Select(_ => "--:|"));
+        _md.AppendLine("R = RPS / direct RPS (median over rounds):").AppendLine().AppendLine(header).AppendLine(rule);
+        foreach (var s in scenarios.Where(s => s != Analysis.Direct))
+        {
+            _md.AppendLine(CultureInfo.InvariantCulture, $"| {s} | {string.Join(" | ", points.Select(p => _a.Get(p, s) is { } x ? Format.Ratio(_a.R(x)) : Format.None))} |");
+        }
+        _md.AppendLine().AppendLine("RPS median (min–max), p99 ms and CPU µs/request of the proxy:").AppendLine().AppendLine(header).AppendLine(rule);
+        foreach (var s in scenarios)
+        {
+            _md.AppendLine(CultureInfo.InvariantCulture, $"| {s} | {string.Join(" | ", points.Select(p => _a.Get(p, s) is { } x
+                ? $"{Format.N0(x.Rps)} ({Format.N0(x.RpsMin)}–{Format.N0(x.RpsMax)}); p99 {Format.Auto(x.P99Ms)}; {Format.F(x.CpuUsPerRequest, 1)} µs"
+                : Format.None))} |");
+        }
+        _md.AppendLine();
+        var series = scenarios.Where(s => s != Analysis.Direct)
+            .Select(s => new Series(s, points.Select(p => _a.Get(p, s) is { } x ? _a.R(x) : null).ToList(), Charts.ColorOf(s))).ToList();
+        var chart = Charts.LineChart(title, "R = proxied RPS / direct RPS, medians over rounds; direct = 1", xLabel, "R", points.Select(label).ToList(),
+            series, logY: false, yFloor: 0, referenceY: 1, referenceLabel: "direct");
+        var rpsSeries = scenarios.Select(s => new Series(s, points.Select(p => _a.Get(p, s)?.Rps).ToList(), Charts.ColorOf(s))).ToList();
+        var rpsChart = Charts.LineChart(title.Replace("R against", "RPS against", StringComparison.Ordinal), "medians over rounds", xLabel, "requests/s",
+            points.Select(label).ToList(), rpsSeries, logY: false, yFloor: 0);
+        _md.AppendLine(CultureInfo.InvariantCulture, $"{Image(chart, chartName, title)} {Image(rpsChart, chartName.Replace("r-vs", "rps-vs", StringComparison.Ordinal), "RPS")}").AppendLine();
+    }
+
+    private void Pgo()
+    {
+        var rows = new List<string>();
+        foreach (var g in _a.Points.GroupBy(p => (p.Connections, p.Path, p.AppEnv)))
+        {
+            var byProfile = g.ToDictionary(p => p.Profile, StringComparer.Ordinal);
+            foreach (var s in _a.Scenarios.Where(Analysis.IsDotNetVariant))
+            {
+                ScenarioSummary? Of(string profile) => byProfile.TryGetValue(profile, out var p) && _a.Get(p, s) is { Rps: not null } x ? x : null;
+                var (def, pgo, nopgo) = (Of(""), Of("pgo"), Of("nopgo"));
+                if (new[] { def, pgo, nopgo }.Count(x => x is not null) < 2 || (pgo is null && nopgo is null))
+                {
+                    continue;
+                }
+                var on = pgo ?? def;
+                var effect = on is not null && nopgo?.Rps is > 0 ? (on.Rps!.Value / nopgo.Rps.Value - 1) * 100 : (double?)null;
+                var effectLabel = pgo is not null ? "pgo vs nopgo" : "default vs nopgo";
+                var cpuEffect = on?.CpuUsPerRequest is { } a && nopgo?.CpuUsPerRequest is > 0 ? (a / nopgo.CpuUsPerRequest.Value - 1) * 100 : (double?)null;
+                string Cell(ScenarioSummary? x) => x is null ? Format.None
+                    : $"{Format.N0(x.Rps)} / {Format.F(x.CpuUsPerRequest, 1)} µs{(x.AllocatedPerRequest is { } al ? $" / {Format.N0(al)} B" : "")} ({x.Runs.Count} run{(x.Runs.Count == 1 ? "" : "s")})";
+                var first = g.First();
+                rows.Add($"| {s} | {first.Connections} c, {Format.Bytes(first.ResponseBytes)}{(first.AppEnv.Length > 0 ? $", env `{first.AppEnv}`" : "")} | {Cell(def)} | {Cell(pgo)} | {Cell(nopgo)} | {Format.Percent(effect)} RPS, {Format.Percent(cpuEffect)} CPU/req ({effectLabel}) |");
+            }
+        }
+        if (rows.Count == 0)
+        {
+            _missing.Add("No PGO comparison: no .NET variant was run under both profiles (sweep.sh runs them unless --no-pgo; run-local.sh --pgo / --nopgo).");
+            return;
+        }
+        _md.AppendLine("## PGO vs no PGO (.NET variants)").AppendLine();
+        _md.AppendLine("Cells: RPS median / proxy CPU µs per request / allocated B per request (when the proxy reports it). `default` is the runtime's default (dynamic PGO on since .NET 8); " +
+            "`pgo` adds `DOTNET_TieredPGO=1 DOTNET_ReadyToRun=0 DOTNET_TC_QuickJitForLoops=1`; `nopgo` is `DOTNET_TieredPGO=0` (benchmarking.md).").AppendLine();
+        _md.AppendLine("| variant | point | default | pgo | nopgo | PGO effect |").AppendLine("|---|---|--:|--:|--:|---|");
+        foreach (var r in rows)
+        {
+            _md.AppendLine(r);
+        }
+        _md.AppendLine();
+    }
+
+    private void Definitions()
+    {
+        _md.AppendLine("## How the figures are made").AppendLine();
+        _md.AppendLine("- One point = one connection count, response size, profile and proxy environment; every ratio is taken within a point (same sitting). " +
+            "A pgo/nopgo or proxy-environment point without its own `direct`/`nginx`/`haproxy` runs uses those of the default point with the same connections and path.");
+        _md.AppendLine("- RPS median and min–max over the rounds that succeeded (median of an even count: mean of the two middle values); spread = (max − min) / median.");
+        _md.AppendLine("- R = scenario RPS / `direct` RPS; vs YARP = RPS / `yarp` RPS; vs best of nginx/HAProxy = RPS / the higher of the two medians.");
+        _md.AppendLine("- p50/p99: medians over rounds of wrk's percentiles; max: the largest over rounds. Bad responses and socket errors: sums over rounds (must be 0; shown bold otherwise).");
+        _md.AppendLine("- CPU % (100 % = all cores) and cores busy: run-local.sh's average over the measured window (crank's agent reports the maximum of 1 s samples under the same name). " +
+            "CPU µs/request: Δ(utime+stime) of the proxy process / wrk's completed requests (`proc/cpu/per-request`); `~` marks an estimate from CPU % × cores / RPS where a file has no such figure (crank's own output).");
+        _md.AppendLine("- Allocated B/request: the proxy's own `llrp/allocated-per-request` (GC.GetTotalAllocatedBytes delta / requests over its last reporting interval). " +
+            "`not reported` for a .NET variant whose process prints no such measurement.");
+        _md.AppendLine("- Working set: VmRSS at the end of the measured window (`benchmarks/working-set`); peak WS: VmHWM, largest over rounds. For `direct` these are the origin's.");
+        _md.AppendLine("- Little's law: connections / mean latency / RPS; about 1 for closed-loop wrk. Far from 1 means wrk itself was the bottleneck or the run was disturbed.");
+        _md.AppendLine();
+    }
+
+    private void Missing()
+    {
+        if (!_a.Scenarios.Contains(Analysis.Yarp))
+        {
+            _missing.Insert(0, "No `yarp` runs: every \"vs YARP\" is n/a (src/Baselines/Yarp cannot restore here: the NuGet source lacks System.IO.Hashing).");
+        }
+        if (!_a.Scenarios.Contains(Analysis.Direct))
+        {
+            _missing.Insert(0, "No `direct` runs: R is n/a everywhere.");
+        }
+        if (!_a.Scenarios.Any(s => Analysis.NativeProxies.Contains(s)))
+        {
+            _missing.Add("No `nginx`/`haproxy` runs: \"vs best of nginx/HAProxy\" is n/a.");
+        }
+        var single = _a.Points.SelectMany(_a.At).Where(s => s.Runs.Count == 1).Select(s => s.Point).Distinct().Count();
+        if (single > 0)
+        {
+            _missing.Add($"{single} point(s) have scenarios with a single round: no spread; benchmarking.md asks for at least 3 interleaved rounds.");
+        }
+        foreach (var p in _a.Points)
+        {
+            var expected = _a.Points.Where(q => q.Profile == p.Profile && q.AppEnv == p.AppEnv).SelectMany(_a.At).Select(s => s.Scenario).Distinct();
+            foreach (var s in expected.Where(s => _a.Get(p, s) is null))
+            {
+                _missing.Add($"No `{s}` result at {p.Label}, though other points have one: its run wrote no result file (build or start failure, or a busy port; see sweep.log or the run-local logs).");
+            }
+        }
+        foreach (var r in runs.Where(r => r.Failed || r.Load.Rps is null))
+        {
+            _missing.Add($"Failed run: `{Path.GetRelativePath(resultsDir, r.File)}` ({r.Scenario}, round {r.Round}); see the logs beside it.");
+        }
+        _missing.AddRange(_chartErrors);
+        if (png.Tool is null && !png.Disabled && ChartFiles.Count > 0)
+        {
+            _missing.Add("PNG charts not made: rsvg-convert (Debian package librsvg2-bin) is not installed; the report links the SVG files instead.");
+        }
+        if (_missing.Count == 0)
+        {
+            return;
+        }
+        _md.AppendLine("## Missing or not comparable").AppendLine();
+        foreach (var m in _missing)
+        {
+            _md.AppendLine("- " + m);
+        }
+        _md.AppendLine();
+    }
+
+    private void RunList()
+    {
+        _md.AppendLine("## Runs").AppendLine();
+        _md.AppendLine("<details><summary>every run file</summary>").AppendLine();
+        _md.AppendLine("| file | scenario | round | connections | size | profile | RPS | p99 ms | CPU µs/req | bad+socket | return |");
+        _md.AppendLine("|---|---|--:|--:|--:|---|--:|--:|--:|--:|--:|");
+        var pointOrder = _a.Points.Select((p, i) => (p, i)).ToDictionary(x => x.p, x => x.i);
+        foreach (var r in runs.OrderBy(r => pointOrder[r.Point]).ThenBy(r => RoundKey(r.Round)).ThenBy(r => r.Round, StringComparer.Ordinal)
+                     .ThenBy(r => Analysis.OrderOf(r.Scenario)))
+        {
+            var proc = r.Proxy ?? r.Downstream;
+            _md.AppendLine(CultureInfo.InvariantCulture,
+                $"| `{Path.GetRelativePath(resultsDir, r.File)}` | {r.Scenario} | {r.Round} | {r.Point.Connections} | {Format.Bytes(r.Point.ResponseBytes)} | {r.Point.ProfileLabel} | " +
+                $"{Format.N0(r.Load.Rps)} | {Format.Auto(r.Load.P99Ms)} | {Format.F(proc?.CpuUsPerRequest, 1)} | {Format.N0((r.Load.BadResponses ?? 0) + (r.Load.SocketErrors ?? 0))} | {(r.Failed ? "failed" : "0")} |");
+        }
+        _md.AppendLine().AppendLine("</details>").AppendLine();
+    }
+
+    /// <summary>First line of a tool's version text, without wrk's copyright notice.</summary>
+    private static string FirstLine(string s)
+    {
+        var line = s.Split('\n')[0].Trim();
+        var copyright = line.IndexOf(" Copyright", StringComparison.Ordinal);
+        return copyright > 0 ? line[..copyright] : line;
+    }
+
+    private static int RoundKey(string round) => int.TryParse(round, NumberStyles.None, CultureInfo.InvariantCulture, out var n) ? n : int.MaxValue;
+
+    /// <summary>Writes NAME.svg (and NAME.png when rsvg-convert is there) and returns the Markdown image link.</summary>
+    private string Image(string svg, string name, string alt)
+    {
+        var svgPath = Path.Combine(outDir, name + ".svg");
+        File.WriteAllText(svgPath, svg);
+        ChartFiles.Add(svgPath);
+        if (png.Tool is not null)
+        {
+            var pngPath = Path.Combine(outDir, name + ".png");
+            if (png.Render(svgPath, pngPath) is { } error)
+            {
+                _chartErrors.Add($"{name}.png not made: {error}");
+            }
+            else
+            {
+                ChartFiles.Add(pngPath);
+                return $"![{alt}]({name}.png)";
+            }
+        }
+        return $"![{alt}]({name}.svg)";
+    }
+}

@@ -1,0 +1,77 @@
+using LLRP.Analysis;
+
+// usage: dotnet run --project analysis/Report -- <results-dir> [--out <dir>] [--no-png]
+// Reads every crank --json / run-local.sh result under <results-dir> (recursively) and writes <dir>/report.md
+// with SVG and PNG charts (default <dir>: the results directory itself).
+// Exit status: 0 written, 1 input it cannot use (the message names the file), 2 bad usage.
+
+const string Usage = "usage: Report <results-dir> [--out <dir>] [--no-png]";
+string? resultsDir = null, outDir = null;
+var noPng = false;
+for (var i = 0; i < args.Length; i++)
+{
+    switch (args[i])
+    {
+        case "--out" when i + 1 < args.Length:
+            outDir = args[++i];
+            break;
+        case "--no-png":
+            noPng = true;
+            break;
+        case "-h" or "--help":
+            Console.WriteLine(Usage);
+            return 0;
+        case var a when a.StartsWith('-'):
+            Console.Error.WriteLine($"report: unknown option {a}\n{Usage}");
+            return 2;
+        case var a when resultsDir is null:
+            resultsDir = a;
+            break;
+        default:
+            Console.Error.WriteLine($"report: more than one results directory ({resultsDir}, {args[i]})\n{Usage}");
+            return 2;
+    }
+}
+if (resultsDir is null)
+{
+    Console.Error.WriteLine(Usage);
+    return 2;
+}
+
+try
+{
+    resultsDir = Path.GetFullPath(resultsDir);
+    outDir = Path.GetFullPath(outDir ?? resultsDir);
+    var (runs, metas, ignored) = ResultsReader.ReadAll(resultsDir, outDir == resultsDir ? null : outDir);
+    foreach (var f in ignored)
+    {
+        Console.Error.WriteLine($"report: ignoring {Path.GetRelativePath(resultsDir, f)}: not a crank result, run.json or sweep.json");
+    }
+    if (runs.Count == 0)
+    {
+        throw new ReportException($"{resultsDir}: no result files (*.json with a \"jobResults\" object, as crank --json and crank/run-local.sh write)");
+    }
+    Directory.CreateDirectory(outDir);
+    var png = PngRenderer.Find(noPng);
+    var report = new MarkdownReport(resultsDir, outDir, runs, metas, png);
+    var markdown = report.Build();
+    var path = Path.Combine(outDir, "report.md");
+    File.WriteAllText(path, markdown);
+    Console.WriteLine($"report: {runs.Count} run(s) -> {path} ({report.ChartFiles.Count} chart file(s){(png.Tool is null ? (png.Disabled ? "; SVG only (--no-png)" : "; SVG only: rsvg-convert not found, apt-get install librsvg2-bin") : "")})");
+    return 0;
+}
+catch (ReportException e)
+{
+    Console.Error.WriteLine($"report: error: {e.Message}");
+    return 1;
+}
+catch (IOException e)
+{
+    Console.Error.WriteLine($"report: error: {e.Message}");
+    return 1;
+}
+catch (UnauthorizedAccessException e)
+{
+    Console.Error.WriteLine($"report: error: {e.Message}");
+    return 1;
+}

@@ -1,0 +1,265 @@
+using System.Globalization;
+using System.Text.Json;
+using System.Text.RegularExpressions;
+
+namespace LLRP.Analysis;
+
+/// <summary>
+/// Finds and reads every result file under a directory: crank's own <c>--json</c> output and crank/run-local.sh's
+/// files of the same shape (<c>&lt;scenario&gt;.r&lt;round&gt;.json</c>), plus run-local's <c>run.json</c> and
+/// sweep.sh's <c>sweep.json</c> for the machine and the commands.
+/// </summary>
+internal static partial class ResultsReader
+{
+    // Downstream's body size when the path has no ?s=N (src/Downstream/OriginHandler.cs DefaultSize).
+    public const long DownstreamDefaultBytes = 10;
+
+    private static readonly string[] RpsNames = ["wrk/rps/mean", "http/rps/mean", "bombardier/rps/mean"];
+
+    public static (List<Run> Runs, List<RunMeta> Metas, List<string> Ignored) ReadAll(string directory, string? skipDirectory)
+    {
+        if (!Directory.Exists(directory))
+        {
+            throw new ReportException($"{directory}: no such directory");
+        }
+        var runs = new List<Run>();
+        var metas = new List<RunMeta>();
+        var ignored = new List<string>();
+        var metaByDir = new Dictionary<string, JsonElement?>(StringComparer.Ordinal);
+        var files = Directory.EnumerateFiles(directory, "*.json", SearchOption.AllDirectories)
+            .Where(f => skipDirectory is null || !Path.GetFullPath(f).StartsWith(skipDirectory + Path.DirectorySeparatorChar, StringComparison.Ordinal))
+            .Order(StringComparer.Ordinal)
+            .ToList();
+
+        foreach (var file in files)
+        {
+            using var doc = Parse(file);
+            var root = doc.RootElement;
+            var name = Path.GetFileName(file);
+            if (root.ValueKind == JsonValueKind.Object && root.Prop("jobResults") is not null)
+            {
+                runs.Add(ReadRun(file, root, RunJsonOf(file, metaByDir)));
+            }
+            else if (name is "run.json" or "sweep.json")
+            {
+                if (root.ValueKind != JsonValueKind.Object)
+                {
+                    throw new ReportException($"{file}: expected a JSON object (run-local.sh run.json / sweep.sh sweep.json)");
+                }
+                metas.Add(ReadMeta(file, root));
+            }
+            else if (RoundFile().IsMatch(name))
+            {
+                throw new ReportException($"{file}: named like a run result (<scenario>.r<round>.json) but has no \"jobResults\" object (crank --json shape, crank-offline.md §6)");
+            }
+            else
+            {
+                ignored.Add(file);
+            }
+        }
+        return (runs, metas, ignored);
+    }
+
+    private static JsonDocument Parse(string file)
+    {
+        try
+        {
+            return JsonDocument.Parse(File.ReadAllBytes(file), new JsonDocumentOptions { AllowTrailingCommas = true, CommentHandling = JsonCommentHandling.Skip });
+        }
+        catch (JsonException e)
+        {
+            throw new ReportException($"{file}: not valid JSON: {e.Message}");
+        }
+    }
+
+    /// <summary>run-local.sh's run.json beside a result file: the fallback for what an older or crank-written file lacks.</summary>
+    private static JsonElement? RunJsonOf(string file, Dictionary<string, JsonElement?> cache)
+    {
+        var dir = Path.GetDirectoryName(file)!;
+        if (!cache.TryGetValue(dir, out var meta))
+        {
+            var path = Path.Combine(dir, "run.json");
+            if (File.Exists(path))
+            {
+                using var doc = Parse(path);
+                meta = doc.RootElement.Clone();
+            }
+            cache[dir] = meta;
+        }
+        return meta;
+    }
+
+    private static Run ReadRun(string file, JsonElement root, JsonElement? runJson)
+    {
+        var jobs = root.Prop("jobResults").Prop("jobs");
+        if (jobs is not { ValueKind: JsonValueKind.Object } jobsObject)
+        {
+            throw new ReportException($"{file}: jobResults.jobs is missing or not an object");
+        }
+        var properties = root.Prop("jobResults").Prop("properties");
+        var returnCode = root.Prop("returnCode").Number() ?? 0;
+        var failed = returnCode != 0;
+
+        // The load job is "load" in benchmarks.yml; a crank file from another configuration may name it otherwise,
+        // so any job whose results hold a requests-per-second figure will do.
+        JsonElement? load = jobsObject.Prop("load");
+        string loadName = "load";
+        if (load is null)
+        {
+            foreach (var job in jobsObject.EnumerateObject())
+            {
+                if (((JsonElement?)job.Value).Prop("results").FirstNumber(RpsNames) is not null)
+                {
+                    load = job.Value;
+                    loadName = job.Name;
+                    break;
+                }
+            }
+        }
+        if (load is null)
+        {
+            throw new ReportException($"{file}: jobResults.jobs has no \"load\" job (nor any job with {string.Join(" / ", RpsNames)})");
+        }
+        var loadResults = load.Prop("results");
+        if (loadResults is not { ValueKind: JsonValueKind.Object })
+        {
+            if (!failed)
+            {
+                throw new ReportException($"{file}: jobResults.jobs.{loadName}.results is missing or not an object");
+            }
+            loadResults = null;
+        }
+        var loadFigures = ReadLoad(loadResults);
+        if (loadFigures.Rps is null && !failed)
+        {
+            throw new ReportException($"{file}: jobResults.jobs.{loadName}.results has no requests-per-second figure ({string.Join(" / ", RpsNames)}) although returnCode is 0");
+        }
+
+        var scenario = properties.Prop("scenario").Text();
+        var stemMatch = RoundFile().Match(Path.GetFileName(file));
+        if (string.IsNullOrEmpty(scenario))
+        {
+            scenario = stemMatch.Success ? stemMatch.Groups["scenario"].Value : Path.GetFileNameWithoutExtension(file);
+        }
+        // sweep.sh runs one round per run-local.sh invocation, in <point>/r<round>/: the folder has the sweep's round.
+        var folder = RoundFolder().Match(Path.GetFileName(Path.GetDirectoryName(file)) ?? "");
+        var round = folder.Success ? folder.Groups["round"].Value : properties.Prop("round").Text();
+        if (string.IsNullOrEmpty(round))
+        {
+            round = stemMatch.Success ? stemMatch.Groups["round"].Value : "1";
+        }
+
+        var variables = load.Prop("variables");
+        var connectionsValue = variables.Prop("connections").Number() ?? runJson.Prop("connections").Number();
+        var path = variables.Prop("path").Text() ?? runJson.Prop("path").Text() ?? "/";
+        var profile = properties.Prop("profile").Text() ?? runJson.Prop("profile").Text() ?? "";
+        var appEnv = properties.Prop("applicationEnvironment").Text() ?? runJson.Prop("applicationEnvironment").Text() ?? "";
+        var point = new Point(connectionsValue is { } c ? (int)c : null, path, ResponseBytesOf(path), profile.Trim(), appEnv.Trim());
+
+        var application = jobsObject.Prop("application");
+        var downstream = jobsObject.Prop("downstream");
+        var processors = (int?)(application.Prop("environment").Prop("proc").Number()
+            ?? downstream.Prop("environment").Prop("proc").Number()
+            ?? runJson.Prop("nproc").Number());
+        return new Run
+        {
+            File = file,
+            Scenario = scenario,
+            Round = round,
+            Point = point,
+            Failed = failed,
+            Load = loadFigures,
+            Proxy = application is null ? null : ReadProcess(application.Prop("results"), loadFigures.Rps, processors),
+            Downstream = downstream is null ? null : ReadProcess(downstream.Prop("results"), loadFigures.Rps, processors),
+            Commit = properties.Prop("commit").Text() ?? runJson.Prop("commit").Text(),
+            Mode = properties.Prop("mode").Text() ?? runJson.Prop("mode").Text() ?? (properties.Prop("runner") is null ? "crank" : null),
+            Processors = processors,
+        };
+    }
+
+    private static LoadFigures ReadLoad(JsonElement? r) => new(
+        Rps: r.FirstNumber(RpsNames),
+        Requests: r.FirstNumber("wrk/requests", "http/requests", "bombardier/requests"),
+        MeanMs: r.FirstNumber("wrk/latency/mean", "http/latency/mean"),
+        P50Ms: r.FirstNumber("wrk/latency/50", "http/latency/50"),
+        P75Ms: r.FirstNumber("wrk/latency/75", "http/latency/75"),
+        P90Ms: r.FirstNumber("wrk/latency/90", "http/latency/90"),
+        P99Ms: r.FirstNumber("wrk/latency/99", "http/latency/99"),
+        MaxMs: r.FirstNumber("wrk/latency/max", "http/latency/max"),
+        BadResponses: r.FirstNumber("wrk/errors/badresponses", "http/requests/badresponses", "bombardier/badresponses"),
+        SocketErrors: r.FirstNumber("wrk/errors/socketerrors", "http/requests/errors"));
+
+    private static ProcessFigures ReadProcess(JsonElement? r, double? rps, int? processors)
+    {
+        var cpu = r.FirstNumber("benchmarks/cpu");
+        var cores = r.FirstNumber("benchmarks/cpu/raw");
+        var perRequest = r.FirstNumber("proc/cpu/per-request");
+        var estimated = false;
+        if (perRequest is null && rps is > 0)
+        {
+            // crank's agent has no CPU-time delta; its benchmarks/cpu is the maximum of 1 s samples (100 % = all cores),
+            // so this estimate is an upper bound of the average.
+            var busyCores = cores is { } raw ? raw / 100 : cpu is { } all && processors is { } n ? all / 100 * n : (double?)null;
+            if (busyCores is { } b)
+            {
+                perRequest = b * 1e6 / rps.Value;
+                estimated = true;
+            }
+        }
+        return new ProcessFigures(
+            CpuPercent: cpu,
+            CoresPercent: cores,
+            CpuUsPerRequest: perRequest,
+            CpuPerRequestEstimated: estimated,
+            AllocatedPerRequest: r.FirstNumber("llrp/allocated-per-request"),
+            WorkingSetMb: r.FirstNumber("benchmarks/working-set"),
+            PeakWorkingSetMb: r.FirstNumber("proc/working-set/peak"),
+            Threads: r.FirstNumber("proc/threads"));
+    }
+
+    /// <summary>Response body size the Downstream origin sends for a path: <c>?s=N</c>, else its default.</summary>
+    public static long? ResponseBytesOf(string path)
+    {
+        var q = path.IndexOf('?', StringComparison.Ordinal);
+        if (q < 0)
+        {
+            return DownstreamDefaultBytes;
+        }
+        foreach (var pair in path[(q + 1)..].Split('&'))
+        {
+            if (pair.StartsWith("s=", StringComparison.Ordinal))
+            {
+                return long.TryParse(pair.AsSpan(2), NumberStyles.None, CultureInfo.InvariantCulture, out var n) ? n : null;
+            }
+        }
+        return DownstreamDefaultBytes;
+    }
+
+    private static RunMeta ReadMeta(string file, JsonElement root)
+    {
+        JsonElement? r = root;
+        var commands = new List<string>();
+        if (r.Prop("command").Text() is { Length: > 0 } command)
+        {
+            commands.Add(command);
+        }
+        if (r.Prop("commands") is { ValueKind: JsonValueKind.Array } list)
+        {
+            commands.AddRange(list.EnumerateArray().Select(c => ((JsonElement?)c).Text()).OfType<string>());
+        }
+        var warnings = r.Prop("warnings") is { ValueKind: JsonValueKind.Array } w
+            ? w.EnumerateArray().Select(x => ((JsonElement?)x).Text()).OfType<string>().ToList()
+            : [];
+        var pinned = r.Prop("pinned") is { ValueKind: JsonValueKind.True } ? "yes" : r.Prop("pinned") is { ValueKind: JsonValueKind.False } ? "no" : r.Prop("pinned").Text();
+        return new RunMeta(file, r.Prop("date").Text(), r.Prop("commit").Text(),
+            r.Prop("dirty") is { ValueKind: JsonValueKind.True or JsonValueKind.False } d ? d.GetBoolean() : null,
+            (int?)r.Prop("nproc").Number(), r.Prop("cpuModel").Text(), r.Prop("kernel").Text(), r.Prop("dotnetVersion").Text(),
+            r.Prop("wrk").Text(), r.Prop("nginx").Text(), r.Prop("haproxy").Text(), r.Prop("mode").Text(), pinned, commands, warnings, r.Prop("status").Text());
+    }
+
+    [GeneratedRegex(@"^(?<scenario>.+)\.r(?<round>\d+)\.json$")]
+    private static partial Regex RoundFile();
+
+    [GeneratedRegex(@"^r(?<round>\d+)$")]
+    private static partial Regex RoundFolder();
+}

@@ -1,0 +1,91 @@
+namespace LLRP.Analysis;
+
+/// <summary>What the load generator saw in one run (crank's wrk job names; latencies in ms).</summary>
+internal sealed record LoadFigures(
+    double? Rps, double? Requests, double? MeanMs, double? P50Ms, double? P75Ms, double? P90Ms, double? P99Ms, double? MaxMs,
+    double? BadResponses, double? SocketErrors);
+
+/// <summary>One process's figures over the measured window: the proxy's, or the downstream's for <c>direct</c>.</summary>
+internal sealed record ProcessFigures(
+    double? CpuPercent, double? CoresPercent, double? CpuUsPerRequest, bool CpuPerRequestEstimated,
+    double? AllocatedPerRequest, double? WorkingSetMb, double? PeakWorkingSetMb, double? Threads);
+
+/// <summary>
+/// The conditions a run was measured under. Runs of one point differ only in scenario and round, so ratios between
+/// scenarios are taken within a point.
+/// </summary>
+internal sealed record Point(int? Connections, string Path, long? ResponseBytes, string Profile, string AppEnv)
+{
+    public string ProfileLabel => Profile.Length == 0 ? "default" : Profile;
+
+    public string Label
+    {
+        get
+        {
+            var label = $"{(Connections is { } c ? $"{c} connections" : "connections ?")}, {Format.Bytes(ResponseBytes)} responses (path `{Path}`)";
+            if (Profile.Length > 0)
+            {
+                label += $", profile {Profile}";
+            }
+            if (AppEnv.Length > 0)
+            {
+                label += $", proxy env `{AppEnv}`";
+            }
+            return label;
+        }
+    }
+
+    /// <summary>File-name part for this point's charts: c64-s10[-pgo][-env…].</summary>
+    public string Slug
+    {
+        get
+        {
+            var slug = $"c{Connections?.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "x"}-s{ResponseBytes?.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "x"}";
+            if (Profile.Length > 0)
+            {
+                slug += "-" + Profile;
+            }
+            if (AppEnv.Length > 0)
+            {
+                slug += "-env" + ((uint)StableHash(AppEnv) % 10000).ToString("D4", System.Globalization.CultureInfo.InvariantCulture);
+            }
+            return slug;
+        }
+    }
+
+    private static int StableHash(string s)
+    {
+        var h = 17;
+        foreach (var ch in s)
+        {
+            h = unchecked((h * 31) + ch);
+        }
+        return h;
+    }
+}
+
+internal sealed class Run
+{
+    public required string File { get; init; }
+    public required string Scenario { get; init; }
+    public required string Round { get; init; }
+    public required Point Point { get; init; }
+    /// <summary>returnCode != 0 (crank or run-local says the run failed); such runs count as failures, not data.</summary>
+    public required bool Failed { get; init; }
+    public required LoadFigures Load { get; init; }
+    /// <summary>The application job (the proxy); null for <c>direct</c>, where nothing runs between wrk and the origin.</summary>
+    public ProcessFigures? Proxy { get; init; }
+    public ProcessFigures? Downstream { get; init; }
+    public string? Commit { get; init; }
+    public string? Mode { get; init; }
+    public int? Processors { get; init; }
+}
+
+/// <summary>A run-local.sh run.json or sweep.sh sweep.json: the machine and the exact command of a set of runs.</summary>
+internal sealed record RunMeta(
+    string File, string? Date, string? Commit, bool? Dirty, int? Nproc, string? CpuModel, string? Kernel, string? Dotnet,
+    string? Wrk, string? Nginx, string? Haproxy, string? Mode, string? Pinned, IReadOnlyList<string> Commands,
+    IReadOnlyList<string> Warnings, string? Status)
+{
+    public bool IsSweep => Path.GetFileName(File) == "sweep.json";
+}

@@ -1,0 +1,84 @@
+using System.Globalization;
+using System.Net;
+using System.Text;
+using Microsoft.AspNetCore.Http.Features;
+
+namespace LLRP.Context;
+
+/// <summary>
+/// The request's lifetime: <see cref="RequestAborted"/> is the connection's forwarding token (client gone or
+/// downstreamResponseTimeout). <see cref="Abort"/> only records the wish (ProxyConnection does not expose its
+/// transport): the response then refuses further writes and completion, so the connection finds the response
+/// unfinished when the variant returns and aborts the client connection (or answers 502 if nothing was sent).
+/// </summary>
+internal sealed class LifetimeFeature : IHttpRequestLifetimeFeature
+{
+    private CancellationToken? _override;
+    private ProxyConnection _connection = null!;
+
+    public CancellationToken RequestAborted
+    {
+        get => _override ?? _connection.Aborted;
+        set => _override = value;
+    }
+
+    public bool IsAborted { get; private set; }
+
+    public void Start(ProxyConnection connection)
+    {
+        _connection = connection;
+        _override = null;
+        IsAborted = false;
+    }
+
+    public void Abort() => IsAborted = true;
+}
+
+/// <summary>The client connection's addresses (for X-Forwarded-For), computed on first use once per connection.</summary>
+internal sealed class ConnectionFeature : IHttpConnectionFeature
+{
+    private ProxyConnection? _connection;
+    private string? _id;
+    private IPAddress? _remote;
+    private bool _remoteSet;
+
+    public void Bind(ProxyConnection connection)
+    {
+        if (ReferenceEquals(connection, _connection))
+        {
+            return;
+        }
+        _connection = connection;
+        _id = null;
+        _remote = null;
+        _remoteSet = false;
+    }
+
+    public string ConnectionId
+    {
+        get => _id ??= _connection?.Index.ToString(CultureInfo.InvariantCulture) ?? "";
+        set => _id = value;
+    }
+
+    public IPAddress? RemoteIpAddress
+    {
+        get
+        {
+            if (!_remoteSet && _connection is not null)
+            {
+                _remoteSet = true;
+                _remote = IPAddress.TryParse(Encoding.ASCII.GetString(_connection.ForwardedFor), out var address) ? address : null;
+            }
+            return _remote;
+        }
+        set
+        {
+            _remote = value;
+            _remoteSet = true;
+        }
+    }
+
+    public IPAddress? LocalIpAddress { get; set; }
+    public int RemotePort { get; set; }
+    public int LocalPort { get; set; }
+}

@@ -1,0 +1,64 @@
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Primitives;
+
+namespace LLRP.Context;
+
+/// <summary>
+/// A minimal HttpContext over the shared request side, for the variants that hand the exchange to HttpContext-based
+/// code (httpclient-httpcontext; YARP's IHttpForwarder later). It is ASP.NET Core's own DefaultHttpContext over a
+/// feature collection that provides exactly what HttpForwarder reads (reference-proxy-internals.md §4.3):
+/// <list type="bullet">
+/// <item><see cref="RequestFeature"/>: IHttpRequestFeature and IHttpRequestBodyDetectionFeature, from RequestHead and RequestBodyReader;</item>
+/// <item><see cref="ResponseFeature"/>: IHttpResponseFeature and IHttpResponseBodyFeature, into ResponseWriter;</item>
+/// <item><see cref="LifetimeFeature"/>: IHttpRequestLifetimeFeature; <see cref="ConnectionFeature"/>: IHttpConnectionFeature.</item>
+/// </list>
+/// Like Kestrel's pooled HttpProtocol, the whole graph (context, request/response objects, features, header
+/// dictionaries, body stream and writer) lives as long as the client connection and is reset per request, so the
+/// context adds no per-request allocation of its own beyond the header strings.
+/// Anything else (Items, TraceIdentifier, RequestServices...) falls back to DefaultHttpContext's lazy defaults, which
+/// the feature collection forgets at the next request.
+/// </summary>
+internal sealed class ProxyHttpContext
+{
+    private readonly RequestFeature _request = new();
+    private readonly LifetimeFeature _lifetime = new();
+    private readonly ConnectionFeature _connection = new();
+    private readonly ResponseFeature _response;
+    private readonly ProxyFeatureCollection _features;
+
+    public ProxyHttpContext()
+    {
+        _response = new ResponseFeature(_lifetime);
+        _features = new ProxyFeatureCollection(_request, _response, _response, _request, _lifetime, _connection);
+        HttpContext = new DefaultHttpContext(_features);
+    }
+
+    public HttpContext HttpContext { get; }
+
+    /// <summary>The request feature itself, for the raw request-target without a feature lookup.</summary>
+    public RequestFeature Request => _request;
+
+    /// <summary>HttpContext.Abort() was called: the response must not be completed; the client connection must be aborted.</summary>
+    public bool IsAborted => _lifetime.IsAborted;
+
+    /// <summary>Resets the context for the connection's current request (parsed into <see cref="ProxyConnection.Head"/>).</summary>
+    public HttpContext Start(ProxyConnection connection)
+    {
+        _features.Reset();
+        _connection.Bind(connection);
+        _lifetime.Start(connection);
+        _request.Start(connection);
+        _response.Reset(connection);
+        return HttpContext;
+    }
+
+    /// <summary>Ends the request: runs the OnCompleted callbacks (HttpResponse.RegisterForDispose among them).</summary>
+    public ValueTask EndAsync() => _response.RunOnCompletedAsync();
+
+    /// <summary>
+    /// Adds one field line. Unlike IHeaderDictionary.Append, an empty value is kept (RFC 9110 §5.5 allows it, and a
+    /// proxy forwards it); a repeated name adds a value to the same entry.
+    /// </summary>
+    public static void AddField(IHeaderDictionary headers, string name, string value) =>
+        headers[name] = headers.TryGetValue(name, out var existing) ? StringValues.Concat(existing, value) : new StringValues(value);
+}

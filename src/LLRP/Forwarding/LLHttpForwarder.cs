@@ -1,0 +1,243 @@
+using System.Net;
+using System.Runtime.CompilerServices;
+using LLHttp;
+using LLHttp.Pooling;
+using LLRP.Http1;
+
+namespace LLRP.Forwarding;
+
+/// <summary>
+/// The llhttp variant's connections: by default one downstream connection per inbound connection (the original
+/// LLRP's affinity), or with shareClients one LIFO pool per downstream shared by every inbound connection.
+/// </summary>
+internal sealed class LLHttpForwarderFactory : IForwarderFactory
+{
+    private readonly ProxyOptions _options;
+    private readonly LLHttpOptions _clientOptions;
+    private readonly Dictionary<Uri, LLHttpConnectionPool> _pools = [];
+
+    public LLHttpForwarderFactory(ProxyOptions options)
+    {
+        _options = options;
+        _clientOptions = new LLHttpOptions
+        {
+            ConnectTimeout = options.DownstreamConnectTimeout,
+            ResponseHeadTimeout = options.DownstreamResponseTimeout,
+            BodyIdleTimeout = options.DownstreamResponseTimeout,
+            MaxResponseHeadersLength = options.MaxResponseHeadersTotalSize,
+            // The forwarded head is the client's (bounded by the request limits) plus Host, Via and X-Forwarded-For.
+            MaxRequestHeadLength = options.MaxRequestLineSize + options.MaxRequestHeadersTotalSize + 1024,
+        };
+        if (options.ShareClients)
+        {
+            foreach (var downstream in options.Downstreams)
+            {
+                _pools[downstream] = new LLHttpConnectionPool(EndPointOf(downstream), _clientOptions);
+            }
+        }
+    }
+
+    public string Description => _options.ShareClients
+        ? "llhttp: one shared connection pool per downstream"
+        : "llhttp: one downstream connection per inbound connection";
+
+    public IForwarder Create(Uri downstream, int connectionIndex) => _options.ShareClients
+        ? new LLHttpForwarder(null, _pools[downstream], downstream)
+        : new LLHttpForwarder(new LLHttpAffinitySlot(EndPointOf(downstream), _clientOptions), null, downstream);
+
+    private static EndPoint EndPointOf(Uri uri) =>
+        IPAddress.TryParse(uri.Host.Trim('[', ']'), out var address)
+            ? new IPEndPoint(address, uri.Port)
+            : new DnsEndPoint(uri.Host, uri.Port);
+
+    public void Dispose()
+    {
+        foreach (var pool in _pools.Values)
+        {
+            pool.Dispose();
+        }
+    }
+}
+
+/// <summary>
+/// Forwards through LLHttp: the request head goes from RequestHead's buffer into the client's send buffer, response
+/// fields go from the client's receive buffer through the header policy into the client PipeWriter, and body bytes are
+/// read straight into the PipeWriter's memory. No strings and no copies beyond those.
+/// </summary>
+internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnectionPool? pool, Uri downstream) : IForwarder
+{
+    // RFC 9112 §3.2: every HTTP/1.1 request carries Host; an HTTP/1.0 client may have sent none, so name the downstream.
+    private readonly byte[] _downstreamAuthority = System.Text.Encoding.ASCII.GetBytes(downstream.Authority);
+    // LLHttp sends a head and a body this small in one send; larger bodies stream through this buffer.
+    private const int SmallBodyLength = 4 * 1024;
+    private const int BodyBufferLength = 16 * 1024;
+
+    private byte[]? _bodyBuffer;
+
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    public async ValueTask ForwardAsync(ProxyConnection connection)
+    {
+        LLHttpConnection downstream;
+        try
+        {
+            downstream = await (slot is not null ? slot.GetAsync(connection.Aborted) : pool!.RentAsync(connection.Aborted));
+        }
+        catch (LLHttpException e)
+        {
+            throw Translate(e);
+        }
+
+        try
+        {
+            await SendRequestAsync(connection, downstream);
+            await RelayResponseAsync(connection, downstream);
+        }
+        catch (LLHttpException e)
+        {
+            downstream.Abort();
+            throw Translate(e);
+        }
+        catch
+        {
+            // Whatever failed (the client's body, a cancellation), this exchange is unfinished: never reuse it.
+            downstream.Abort();
+            throw;
+        }
+        finally
+        {
+            pool?.Return(downstream);
+        }
+    }
+
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask SendRequestAsync(ProxyConnection connection, LLHttpConnection downstream)
+    {
+        var head = connection.Head;
+        downstream.StartRequest(head.MethodBytes, head.Target, head.Authority.IsEmpty ? _downstreamAuthority : head.Authority);
+        for (var i = 0; i < head.HeaderCount; i++)
+        {
+            if (head.Header(i).Kind == HeaderKind.Other)
+            {
+                downstream.WriteHeader(head.Name(i), head.Value(i));
+            }
+        }
+        downstream.WriteHeader("Via"u8, head.ViaValue);
+        downstream.WriteHeader("X-Forwarded-For"u8, connection.ForwardedFor);
+
+        var body = connection.Body;
+        switch (head.Framing)
+        {
+            case BodyFraming.None:
+                await downstream.SendRequestAsync(connection.Aborted);
+                return;
+            case BodyFraming.ContentLength when head.ContentLength <= SmallBodyLength:
+            {
+                // Read the whole small body first so head and body leave in one send.
+                var buffer = _bodyBuffer ??= new byte[BodyBufferLength];
+                var length = 0;
+                int read;
+                while ((read = await body.ReadAsync(buffer.AsMemory(length), connection.Aborted)) > 0)
+                {
+                    length += read;
+                }
+                await downstream.SendRequestAsync(buffer.AsMemory(0, length), connection.Aborted);
+                return;
+            }
+            default:
+            {
+                var buffer = _bodyBuffer ??= new byte[BodyBufferLength];
+                downstream.StartRequestBody(
+                    head.Framing == BodyFraming.Chunked ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
+                    head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
+                int read;
+                while ((read = await body.ReadAsync(buffer, connection.Aborted)) > 0)
+                {
+                    await downstream.WriteBodyAsync(buffer.AsMemory(0, read), connection.Aborted);
+                    connection.Touch();
+                }
+                await downstream.CompleteRequestAsync(connection.Aborted);
+                return;
+            }
+        }
+    }
+
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private static async ValueTask RelayResponseAsync(ProxyConnection connection, LLHttpConnection downstream)
+    {
+        var writer = connection.Response;
+        var response = await downstream.ReadResponseHeadAsync(connection.Aborted);
+        while (response.IsInformational)
+        {
+            // RFC 9110 §15.2: interim responses go to HTTP/1.1 clients only; the final one follows.
+            if (writer.CanSendInterim)
+            {
+                writer.BeginInterim(response.StatusCode);
+                WriteFields(writer, response.Headers);
+                await writer.EndInterimAsync();
+            }
+            response = await downstream.ReadResponseHeadAsync(connection.Aborted);
+        }
+
+        // RFC 9112 §6.3 rule 3: Transfer-Encoding beside Content-Length "ought to be handled as an error"; a 502 keeps a
+        // possible response-splitting attempt away from the client (and LLHttp will not reuse the connection).
+        if (response.BodyFraming == ResponseBodyFraming.Chunked && response.Headers.TryGetValue("Content-Length"u8, out _))
+        {
+            throw new DownstreamException(DownstreamError.InvalidResponse, "The downstream sent both Transfer-Encoding and Content-Length.");
+        }
+        writer.BeginHead(response.StatusCode);
+        WriteFields(writer, response.Headers);
+        var (body, length) = response.BodyFraming switch
+        {
+            ResponseBodyFraming.ContentLength => (DownstreamBody.ContentLength, response.ContentLength),
+            ResponseBodyFraming.Chunked or ResponseBodyFraming.CloseDelimited => (DownstreamBody.UntilEnd, 0L),
+            // HEAD and 304 answers keep their Content-Length as metadata (RFC 9110 §8.6); LLHttp validated it.
+            _ when response.Headers.TryGetValue("Content-Length"u8, out var value) && HttpSyntax.ParseContentLength(value) is >= 0 and var declared =>
+                (DownstreamBody.ContentLength, declared),
+            _ => (DownstreamBody.None, 0L),
+        };
+        if (writer.EndHead(body, length))
+        {
+            while (writer.ExpectsMoreBody)
+            {
+                var read = await downstream.ReadBodyAsync(writer.GetBodyMemory(), connection.Aborted);
+                if (read == 0)
+                {
+                    break;
+                }
+                writer.AdvanceBody(read);
+                connection.Touch();
+                // A body that is now complete is flushed once with the head by the connection loop.
+                if (writer.ExpectsMoreBody && (await writer.FlushAsync()).IsCompleted)
+                {
+                    throw new IOException("The client closed the connection.");
+                }
+            }
+        }
+        writer.CompleteBody();
+    }
+
+    private static void WriteFields(ResponseWriter writer, ResponseHeaders fields)
+    {
+        for (var i = 0; i < fields.Count; i++)
+        {
+            var name = fields.Name(i);
+            // RFC 9110 §7.6.1: fields the downstream's Connection names are for this hop only.
+            if (!fields.IsNominatedByConnection(name))
+            {
+                writer.WriteField(name, fields.Value(i));
+            }
+        }
+    }
+
+    private static DownstreamException Translate(LLHttpException e) => e.Error switch
+    {
+        LLHttpError.ResponseHeadTimeout => new DownstreamException(DownstreamError.Timeout, e.Message, e),
+        LLHttpError.BodyIdleTimeout or LLHttpError.ResponseBodyTruncated or LLHttpError.InvalidChunkedEncoding or LLHttpError.ReceiveFailed =>
+            new DownstreamException(DownstreamError.BodyCutShort, e.Message, e),
+        LLHttpError.ConnectFailed or LLHttpError.ConnectTimeout or LLHttpError.ConnectionClosedBeforeResponse or LLHttpError.SendFailed or LLHttpError.ConnectionAborted =>
+            new DownstreamException(DownstreamError.Unavailable, e.Message, e),
+        _ => new DownstreamException(DownstreamError.InvalidResponse, e.Message, e),
+    };
+
+    public void Dispose() => slot?.Dispose();
+}
