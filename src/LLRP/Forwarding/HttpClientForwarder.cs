@@ -73,11 +73,11 @@ internal sealed class HttpClientForwarderFactory : IForwarderFactory
     }
 }
 
-internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker) : IForwarder
+internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker) : RequestForwarder
 {
     private readonly string _origin = downstream.GetLeftPart(UriPartial.Authority);
 
-    public async ValueTask ForwardAsync(ProxyConnection connection)
+    protected override async ValueTask ForwardAsync(ProxyConnection connection)
     {
         var head = connection.Head;
         if (head.Target is [(byte)'*'])
@@ -274,7 +274,7 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
         _ => new System.Net.Http.HttpMethod(Encoding.ASCII.GetString(head.MethodBytes)),
     };
 
-    public void Dispose()
+    public override void Dispose()
     {
         if (ownsInvoker)
         {

@@ -13,7 +13,7 @@ namespace LLRP.Forwarding;
 /// of a <see cref="ProxyHttpContext"/>, as YARP would see them. Against the httpclient variant it measures what the
 /// HttpContext abstraction costs; against the yarp variant, what YARP adds on top of it.
 /// </summary>
-internal sealed class HttpContextForwarder(HttpClientForwarderFactory factory, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker) : IForwarder
+internal sealed class HttpContextForwarder(HttpClientForwarderFactory factory, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker) : RequestForwarder
 {
     private const int RequestBodyBufferSize = 16 * 1024;
 
@@ -23,7 +23,7 @@ internal sealed class HttpContextForwarder(HttpClientForwarderFactory factory, U
     private string _forwardedFor = "unknown";
 
     // One async method for the whole exchange, as in the httpclient variant, so both pay for one state machine.
-    public async ValueTask ForwardAsync(ProxyConnection connection)
+    protected override async ValueTask ForwardAsync(ProxyConnection connection)
     {
         var context = _context.Start(connection);
         try
@@ -149,7 +149,7 @@ internal sealed class HttpContextForwarder(HttpClientForwarderFactory factory, U
         }
     }
 
-    public void Dispose()
+    public override void Dispose()
     {
         if (ownsInvoker)
         {

@@ -1,5 +1,4 @@
 using System.Net;
-using System.Runtime.CompilerServices;
 using LLHttp;
 using LLHttp.Pooling;
 using LLRP.Http1;
@@ -74,43 +73,117 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
 
     private byte[]? _bodyBuffer;
 
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    public async ValueTask ForwardAsync(ProxyConnection connection)
+    /// <summary>
+    /// The whole connection in one async method: every await of every exchange (the client pipe, LLHttp's sockets,
+    /// the flush) happens here, so its state machine is allocated once per connection and reused by every request.
+    /// </summary>
+    public async Task RunAsync(ProxyConnection connection)
     {
-        LLHttpConnection downstream;
-        try
+        var writer = connection.Response;
+        while (true)
         {
-            downstream = await (slot is not null ? slot.GetAsync(connection.Aborted) : pool!.RentAsync(connection.Aborted));
-        }
-        catch (LLHttpException e)
-        {
-            throw Translate(e);
-        }
+            connection.StartHead();
+            HeadStatus status;
+            do
+            {
+                status = connection.ParseHead(await connection.Input.ReadAsync());
+            }
+            while (status == HeadStatus.Incomplete);
+            if (status != HeadStatus.Complete)
+            {
+                await connection.RejectAsync(status);
+                return;
+            }
 
-        try
-        {
-            await SendRequestAsync(connection, downstream);
-            await RelayResponseAsync(connection, downstream);
-        }
-        catch (LLHttpException e)
-        {
-            downstream.Abort();
-            throw Translate(e);
-        }
-        catch
-        {
-            // Whatever failed (the client's body, a cancellation), this exchange is unfinished: never reuse it.
-            downstream.Abort();
-            throw;
-        }
-        finally
-        {
-            pool?.Return(downstream);
+            connection.StartExchange();
+            LLHttpConnection? downstream = null;
+            try
+            {
+                downstream = await (slot is not null ? slot.GetAsync(connection.Aborted) : pool!.RentAsync(connection.Aborted));
+
+                // The request: head (and a small body) in one send; larger bodies stream with framing LLHttp generates.
+                var head = connection.Head;
+                StartRequest(connection, downstream);
+                if (head.Framing == BodyFraming.None)
+                {
+                    await downstream.SendRequestAsync(connection.Aborted);
+                }
+                else if (head.Framing == BodyFraming.ContentLength && head.ContentLength <= SmallBodyLength)
+                {
+                    var buffer = _bodyBuffer ??= new byte[BodyBufferLength];
+                    var length = 0;
+                    int read;
+                    while ((read = await connection.Body.ReadAsync(buffer.AsMemory(length), connection.Aborted)) > 0)
+                    {
+                        length += read;
+                    }
+                    await downstream.SendRequestAsync(buffer.AsMemory(0, length), connection.Aborted);
+                }
+                else
+                {
+                    var buffer = _bodyBuffer ??= new byte[BodyBufferLength];
+                    downstream.StartRequestBody(
+                        head.Framing == BodyFraming.Chunked ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
+                        head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
+                    int read;
+                    while ((read = await connection.Body.ReadAsync(buffer, connection.Aborted)) > 0)
+                    {
+                        await downstream.WriteBodyAsync(buffer.AsMemory(0, read), connection.Aborted);
+                        connection.Touch();
+                    }
+                    await downstream.CompleteRequestAsync(connection.Aborted);
+                }
+
+                // The response: interim heads to HTTP/1.1 clients (RFC 9110 §15.2), then the final head and body.
+                var response = await downstream.ReadResponseHeadAsync(connection.Aborted);
+                while (response.IsInformational)
+                {
+                    if (writer.CanSendInterim)
+                    {
+                        writer.BeginInterim(response.StatusCode);
+                        WriteFields(writer, response.Headers);
+                        await writer.EndInterimAsync();
+                    }
+                    response = await downstream.ReadResponseHeadAsync(connection.Aborted);
+                }
+                if (WriteFinalHead(writer, response))
+                {
+                    while (writer.ExpectsMoreBody)
+                    {
+                        var read = await downstream.ReadBodyAsync(writer.GetBodyMemory(), connection.Aborted);
+                        if (read == 0)
+                        {
+                            break;
+                        }
+                        writer.AdvanceBody(read);
+                        connection.Touch();
+                        // A body that is now complete is flushed once with the head below.
+                        if (writer.ExpectsMoreBody && (await writer.FlushAsync()).IsCompleted)
+                        {
+                            throw new IOException("The client closed the connection.");
+                        }
+                    }
+                }
+                writer.CompleteBody();
+                pool?.Return(downstream);
+                downstream = null;
+                await connection.EndExchangeAsync();
+            }
+            catch (Exception e)
+            {
+                // Whatever failed, this downstream exchange is unfinished: never reuse its connection.
+                downstream?.Abort();
+                await connection.FailExchangeAsync(e is LLHttpException http ? Translate(http) : e);
+                return;
+            }
+            if (!connection.CanContinue())
+            {
+                return;
+            }
         }
     }
 
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    private async ValueTask SendRequestAsync(ProxyConnection connection, LLHttpConnection downstream)
+    private void StartRequest(ProxyConnection connection, LLHttpConnection downstream)
     {
         var head = connection.Head;
         downstream.StartRequest(head.MethodBytes, head.Target, head.Authority.IsEmpty ? _downstreamAuthority : head.Authority);
@@ -123,61 +196,11 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
         }
         downstream.WriteHeader("Via"u8, head.ViaValue);
         downstream.WriteHeader("X-Forwarded-For"u8, connection.ForwardedFor);
-
-        var body = connection.Body;
-        switch (head.Framing)
-        {
-            case BodyFraming.None:
-                await downstream.SendRequestAsync(connection.Aborted);
-                return;
-            case BodyFraming.ContentLength when head.ContentLength <= SmallBodyLength:
-            {
-                // Read the whole small body first so head and body leave in one send.
-                var buffer = _bodyBuffer ??= new byte[BodyBufferLength];
-                var length = 0;
-                int read;
-                while ((read = await body.ReadAsync(buffer.AsMemory(length), connection.Aborted)) > 0)
-                {
-                    length += read;
-                }
-                await downstream.SendRequestAsync(buffer.AsMemory(0, length), connection.Aborted);
-                return;
-            }
-            default:
-            {
-                var buffer = _bodyBuffer ??= new byte[BodyBufferLength];
-                downstream.StartRequestBody(
-                    head.Framing == BodyFraming.Chunked ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
-                    head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
-                int read;
-                while ((read = await body.ReadAsync(buffer, connection.Aborted)) > 0)
-                {
-                    await downstream.WriteBodyAsync(buffer.AsMemory(0, read), connection.Aborted);
-                    connection.Touch();
-                }
-                await downstream.CompleteRequestAsync(connection.Aborted);
-                return;
-            }
-        }
     }
 
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    private static async ValueTask RelayResponseAsync(ProxyConnection connection, LLHttpConnection downstream)
+    /// <summary>Writes the final response head; returns whether body bytes follow.</summary>
+    private static bool WriteFinalHead(ResponseWriter writer, in ResponseHead response)
     {
-        var writer = connection.Response;
-        var response = await downstream.ReadResponseHeadAsync(connection.Aborted);
-        while (response.IsInformational)
-        {
-            // RFC 9110 §15.2: interim responses go to HTTP/1.1 clients only; the final one follows.
-            if (writer.CanSendInterim)
-            {
-                writer.BeginInterim(response.StatusCode);
-                WriteFields(writer, response.Headers);
-                await writer.EndInterimAsync();
-            }
-            response = await downstream.ReadResponseHeadAsync(connection.Aborted);
-        }
-
         // RFC 9112 §6.3 rule 3: Transfer-Encoding beside Content-Length "ought to be handled as an error"; a 502 keeps a
         // possible response-splitting attempt away from the client (and LLHttp will not reuse the connection).
         if (response.BodyFraming == ResponseBodyFraming.Chunked && response.Headers.TryGetValue("Content-Length"u8, out _))
@@ -195,25 +218,7 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
                 (DownstreamBody.ContentLength, declared),
             _ => (DownstreamBody.None, 0L),
         };
-        if (writer.EndHead(body, length))
-        {
-            while (writer.ExpectsMoreBody)
-            {
-                var read = await downstream.ReadBodyAsync(writer.GetBodyMemory(), connection.Aborted);
-                if (read == 0)
-                {
-                    break;
-                }
-                writer.AdvanceBody(read);
-                connection.Touch();
-                // A body that is now complete is flushed once with the head by the connection loop.
-                if (writer.ExpectsMoreBody && (await writer.FlushAsync()).IsCompleted)
-                {
-                    throw new IOException("The client closed the connection.");
-                }
-            }
-        }
-        writer.CompleteBody();
+        return writer.EndHead(body, length);
     }
 
     private static void WriteFields(ResponseWriter writer, ResponseHeaders fields)
