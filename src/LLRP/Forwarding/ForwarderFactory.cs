@@ -14,7 +14,6 @@ internal static class ForwarderFactory
     public static IForwarderFactory Create(ProxyOptions options) => options.Client switch
     {
         ClientKind.LLHttp => new LLHttpForwarderFactory(options),
-        ClientKind.HttpClient or ClientKind.HttpClientWithContext => new HttpClientForwarderFactory(options),
-        _ => throw new OptionsException($"--client {ProxyOptions.Name(options.Client)} is not available in this build; use llhttp, httpclient or httpclient-httpcontext."),
+        _ => new HttpClientForwarderFactory(options),
     };
 }

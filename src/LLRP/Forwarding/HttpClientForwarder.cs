@@ -4,6 +4,7 @@ using System.Net;
 using System.Net.Http.Headers;
 using System.Text;
 using LLRP.Http1;
+using Yarp.ReverseProxy.Forwarder;
 using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
 
 namespace LLRP.Forwarding;
@@ -11,7 +12,8 @@ namespace LLRP.Forwarding;
 /// <summary>
 /// The clients of the httpclient and httpclient-httpcontext variants: HttpMessageInvoker over SocketsHttpHandler, one
 /// per inbound connection by default, or a shared set ("shareClients") assigned per connection or rotated per request
-/// ("shareClients.roundRobin"). Both variants get the same clients so that they differ only in the HttpContext.
+/// ("shareClients.roundRobin"). The httpclient, httpclient-httpcontext and yarp variants get the same clients, so that
+/// they differ only in the layers above the client.
 /// </summary>
 internal sealed class HttpClientForwarderFactory : IForwarderFactory
 {
@@ -22,12 +24,28 @@ internal sealed class HttpClientForwarderFactory : IForwarderFactory
     public HttpClientForwarderFactory(ProxyOptions options)
     {
         _options = options;
+        if (options.Client == ClientKind.Yarp)
+        {
+            Forwarder = YarpForwarder.CreateHttpForwarder();
+            // HTTP/1.1 exactly, as the other variants send; YARP's activity timeout is the proxy's downstreamResponseTimeout.
+            ForwarderConfig = new ForwarderRequestConfig
+            {
+                ActivityTimeout = options.DownstreamResponseTimeout,
+                Version = HttpVersion.Version11,
+                VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+            };
+        }
         _shared = new HttpMessageInvoker[options.ShareClients ? options.ShareClientsCount : 0];
         for (var i = 0; i < _shared.Length; i++)
         {
             _shared[i] = CreateInvoker(options);
         }
     }
+
+    /// <summary>The yarp variant's HttpForwarder, shared by every connection as YARP shares it (null for the others).</summary>
+    internal IHttpForwarder Forwarder { get; } = null!;
+
+    internal ForwarderRequestConfig ForwarderConfig { get; } = ForwarderRequestConfig.Empty;
 
     public string Description => _options.ShareClients
         ? $"{ProxyOptions.Name(_options.Client)}: {_shared.Length} shared clients, {(_options.ShareClientsRoundRobin ? "rotated per request" : "assigned per connection")}"
@@ -37,9 +55,12 @@ internal sealed class HttpClientForwarderFactory : IForwarderFactory
     {
         var owns = _shared.Length == 0;
         var invoker = owns ? CreateInvoker(_options) : _shared[(uint)connectionIndex % (uint)_shared.Length];
-        return _options.Client == ClientKind.HttpClientWithContext
-            ? new HttpContextForwarder(this, downstream, invoker, owns)
-            : new HttpClientForwarder(this, downstream, invoker, owns);
+        return _options.Client switch
+        {
+            ClientKind.HttpClientWithContext => new HttpContextForwarder(this, downstream, invoker, owns),
+            ClientKind.Yarp => new YarpForwarder(this, downstream, invoker, owns),
+            _ => new HttpClientForwarder(this, downstream, invoker, owns),
+        };
     }
 
     /// <summary>The invoker for the next request: the connection's own, or the next shared one in round-robin mode.</summary>
@@ -254,8 +275,11 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
 
     private static readonly UriCreationOptions s_rawUri = new() { DangerousDisablePathAndQueryCanonicalization = true };
 
+    /// <summary>An absolute URI whose path and query are sent exactly as written.</summary>
+    internal static Uri RawUri(string uri) => new(uri, s_rawUri);
+
     /// <summary>An HTTP/1.1 request to <paramref name="uri"/>, whose path and query are sent exactly as the client wrote them.</summary>
-    internal static HttpRequestMessage NewRequest(System.Net.Http.HttpMethod method, string uri) => new(method, new Uri(uri, s_rawUri))
+    internal static HttpRequestMessage NewRequest(System.Net.Http.HttpMethod method, string uri) => new(method, RawUri(uri))
     {
         Version = HttpVersion.Version11,
         VersionPolicy = HttpVersionPolicy.RequestVersionExact,

@@ -17,7 +17,7 @@ public static class Variants
         new("httpclient", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false),
         new("llhttp", CanonicalFraming: true),
         new("httpclient-httpcontext", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false),
-        // new("yarp", CanonicalFraming: false),
+        new("yarp", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false),
     ];
 
     public static Variant Get(string name) => All.Single(v => v.Name == name);

@@ -1,0 +1,199 @@
+using System.Net;
+using LLRP.Context;
+using LLRP.Http1;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.DependencyInjection;
+using Yarp.ReverseProxy.Forwarder;
+
+namespace LLRP.Forwarding;
+
+/// <summary>
+/// The yarp variant: YARP's <see cref="IHttpForwarder"/> over the same per-connection <see cref="ProxyHttpContext"/>
+/// and the same HttpMessageInvoker clients as the httpclient-httpcontext variant, so the two differ only in what
+/// HttpForwarder does between the context and the client (header transforms, StreamCopyHttpContent, its activity
+/// timeout, its error handling). The response goes back through the context's response feature, so the client
+/// framing and the header policy are the shared request side's, as for every variant.
+/// </summary>
+internal sealed class YarpForwarder(HttpClientForwarderFactory factory, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker) : RequestForwarder
+{
+    private readonly string _destinationPrefix = downstream.GetLeftPart(UriPartial.Authority);
+    private readonly ProxyHttpContext _context = new();
+    private readonly LLRPTransformer _transformer = new();
+
+    protected override async ValueTask ForwardAsync(ProxyConnection connection)
+    {
+        if (connection.Head.Target is [(byte)'*'])
+        {
+            // HttpForwarder builds the destination URI from PathBase, Path and QueryString: asterisk-form has no path.
+            throw new RequestRejectedException(501, "OPTIONS * is not supported by the yarp variant.");
+        }
+
+        var context = _context.Start(connection);
+        try
+        {
+            var error = await factory.Forwarder.SendAsync(context, _destinationPrefix, factory.Pick(invoker), factory.ForwarderConfig, _transformer);
+            if (error != ForwarderError.None)
+            {
+                throw Translate(connection, error, context.Features.Get<IForwarderErrorFeature>()?.Exception);
+            }
+            if (_context.IsAborted)
+            {
+                throw new DownstreamException(DownstreamError.BodyCutShort, "YARP aborted the request.");
+            }
+            // HttpForwarder leaves completing an HTTP/1.1 response to the server; here that ends the client framing.
+            await context.Response.CompleteAsync();
+        }
+        finally
+        {
+            await _context.EndAsync();
+        }
+    }
+
+    /// <summary>
+    /// HttpForwarder's outcome as the shared side's failure. YARP has already set a status (or aborted the context);
+    /// the connection answers from the exception instead, so every variant maps the same failure to the same answer.
+    /// </summary>
+    private static Exception Translate(ProxyConnection connection, ForwarderError error, Exception? exception)
+    {
+        if (connection.Aborted.IsCancellationRequested)
+        {
+            // The connection's own timer or the client going away: the connection decides (408, 504 or nothing).
+            return new OperationCanceledException(connection.Aborted);
+        }
+        for (var inner = exception; inner is not null; inner = inner.InnerException)
+        {
+            if (inner is RequestBodyException body)
+            {
+                return body;
+            }
+        }
+        return error switch
+        {
+            ForwarderError.Request when exception is HttpRequestException e => HttpClientForwarder.Translate(e),
+            // HttpClient's connect timeout cancels the send without YARP's token or ours being cancelled.
+            ForwarderError.RequestCanceled when exception is OperationCanceledException e => HttpClientForwarder.ConnectTimedOut(e),
+            ForwarderError.RequestTimedOut => new DownstreamException(DownstreamError.Timeout, "The downstream did not answer within downstreamResponseTimeout.", exception),
+            ForwarderError.ResponseHeaders => new DownstreamException(DownstreamError.InvalidResponse, "The downstream response head could not be relayed.", exception),
+            ForwarderError.ResponseBodyDestination or ForwarderError.ResponseBodyCanceled => HttpClientForwarder.BodyFailed(exception ?? new IOException(error.ToString())),
+            ForwarderError.ResponseBodyClient => new IOException("The client closed the connection.", exception),
+            _ => new DownstreamException(DownstreamError.Unavailable, $"YARP reported {error}.", exception),
+        };
+    }
+
+    public override void Dispose()
+    {
+        if (ownsInvoker)
+        {
+            invoker.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// HttpForwarder for the whole process, from YARP's own registration (AddHttpForwarder) with logging that has no
+    /// provider: nothing is logged per request, as in every variant.
+    /// </summary>
+    internal static IHttpForwarder CreateHttpForwarder() =>
+        new ServiceCollection().AddLogging().AddHttpForwarder().BuildServiceProvider().GetRequiredService<IHttpForwarder>();
+
+    /// <summary>
+    /// YARP's base transformer (every request field but its hop-by-hop list, Host included, so the downstream sees the
+    /// Host the request side chose) plus what the contract adds: Via and X-Forwarded-For, as the other variants add them,
+    /// and the removal of response fields the downstream's Connection nominates (RFC 9110 §7.6.1), which YARP's static
+    /// list does not do. The request fields are already the request side's policy applied (RequestFeature). One per
+    /// connection, like the context.
+    /// </summary>
+    private sealed class LLRPTransformer : HttpTransformer
+    {
+        public override async ValueTask TransformRequestAsync(HttpContext httpContext, HttpRequestMessage proxyRequest, string destinationPrefix, CancellationToken cancellationToken)
+        {
+            await base.TransformRequestAsync(httpContext, proxyRequest, destinationPrefix, cancellationToken);
+
+            // HttpForwarder would build the URI from the decoded Path (System.Uri then removes dot-segments and
+            // re-escapes): the downstream must see the request-target exactly as the client sent it, as with every variant.
+            proxyRequest.RequestUri = HttpClientForwarder.RawUri(destinationPrefix + ((RequestFeature)httpContext.Features.Get<IHttpRequestFeature>()!).RawTarget);
+
+            var headers = proxyRequest.Headers;
+            var source = httpContext.Request.Headers;
+            foreach (var name in s_endToEndDroppedByYarp)
+            {
+                if (source.TryGetValue(name, out var values))
+                {
+                    headers.TryAddWithoutValidation(name, (IEnumerable<string?>)values);
+                }
+            }
+            headers.TryAddWithoutValidation("Via", HttpProtocol.IsHttp10(httpContext.Request.Protocol) ? "1.0 llrp" : "1.1 llrp");
+            headers.TryAddWithoutValidation("X-Forwarded-For", ForwardedFor(httpContext.Connection.RemoteIpAddress));
+        }
+
+        public override async ValueTask<bool> TransformResponseAsync(HttpContext httpContext, HttpResponseMessage? proxyResponse, CancellationToken cancellationToken)
+        {
+            if (proxyResponse is not null)
+            {
+                // RFC 9112 §6.3 rule 5: a Content-Length the proxy cannot trust is a 502, as in the other variants.
+                HttpClientForwarder.DownstreamContentLength(proxyResponse);
+            }
+            var copy = await base.TransformResponseAsync(httpContext, proxyResponse, cancellationToken);
+            if (proxyResponse is null)
+            {
+                return copy;
+            }
+            var fields = httpContext.Response.Headers;
+            var downstreamFields = proxyResponse.Headers.NonValidated;
+            downstreamFields.TryGetValues("Connection", out var connectionOptions);
+            foreach (var name in s_endToEndDroppedByYarp)
+            {
+                if (downstreamFields.TryGetValues(name, out var values) && !HttpClientForwarder.IsNominated(name, connectionOptions))
+                {
+                    foreach (var value in values)
+                    {
+                        ProxyHttpContext.AddField(fields, name, value);
+                    }
+                }
+            }
+            if (connectionOptions.Count > 0)
+            {
+                foreach (var (name, _) in downstreamFields)
+                {
+                    RemoveIfNominated(fields, name, connectionOptions);
+                }
+                foreach (var (name, _) in proxyResponse.Content.Headers.NonValidated)
+                {
+                    RemoveIfNominated(fields, name, connectionOptions);
+                }
+            }
+            return copy;
+        }
+
+        // YARP's RequestUtilities drops these in both directions (its static exclusion list) although RFC 9110 makes them
+        // end-to-end or leaves relaying them to the proxy; the shared header policy forwards them for every variant, so
+        // they are put back here. The hop-by-hop names of that list are removed by the shared policy already.
+        private static readonly string[] s_endToEndDroppedByYarp =
+        [
+            "Proxy-Authenticate", "Proxy-Authentication-Info", "Proxy-Authorization", "Proxy-Features", "Proxy-Instruction",
+            "Security-Scheme", "ALPN", "Close", "HTTP2-Settings", "Upgrade-Insecure-Requests", "Alt-Svc",
+        ];
+
+        private static void RemoveIfNominated(IHeaderDictionary fields, string name, System.Net.Http.Headers.HeaderStringValues options)
+        {
+            if (HttpClientForwarder.IsNominated(name, options))
+            {
+                fields.Remove(name);
+            }
+        }
+
+        // The address object is the connection's (ConnectionFeature parses it once), so its string is made once per connection.
+        private IPAddress? _forwardedForAddress;
+        private string _forwardedFor = "unknown";
+
+        private string ForwardedFor(IPAddress? address)
+        {
+            if (!ReferenceEquals(address, _forwardedForAddress))
+            {
+                _forwardedForAddress = address;
+                _forwardedFor = address?.ToString() ?? "unknown";
+            }
+            return _forwardedFor;
+        }
+    }
+}
