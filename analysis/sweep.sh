@@ -3,8 +3,8 @@
 # crank/run-local.sh, then analysis/Report on the saved JSON. Keeps to a time budget.
 #
 # usage: analysis/sweep.sh [options] [SCENARIO...]
-#   SCENARIO             default: direct nginx haproxy llrp-httpclient, plus llrp-llhttp when the LLRP build accepts
-#                        --client llhttp, plus yarp when src/Baselines/Yarp exists
+#   SCENARIO             default: every scenario of benchmarks.yml (direct nginx haproxy yarp, the four llrp-*
+#                        variants, httpclientproxy)
 #   --quick              try the pipeline in about 2 minutes: 1 round, 1 s + 2 s runs, connections 32 64, size 1 KB
 #   --budget-minutes M   stop starting runs once M minutes are used (default 60; 4 with --quick); durations
 #                        shrink to fit the plan, down to 1 s warm-up + 3 s measured
@@ -105,34 +105,8 @@ pick_ports() {
 # ---------------------------------------------------------------- scenarios
 dotnet_scenario() { case "$1" in llrp-*|httpclientproxy|yarp) return 0 ;; *) return 1 ;; esac; }
 
-# Does the published LLRP start with --client llhttp? (It exits at once with a message while the client is missing.)
-llhttp_supported() {
-  local exe log pid i rc=1
-  exe="$("$ROOT/crank/publish.sh" --exe llrp 2>/dev/null)" || return 1
-  timeout 900 "$ROOT/crank/publish.sh" llrp > /dev/null 2>&1 || { log "llrp-llhttp left out: crank/publish.sh llrp failed"; return 1; }
-  log="$(mktemp)"
-  setsid "$exe" --urls "http://127.0.0.1:$proxy_port" --downstream "http://127.0.0.1:$origin_port" --client llhttp \
-    > "$log" 2>&1 < /dev/null &
-  pid=$!
-  for ((i = 0; i < 100; i++)); do   # 10 s at most
-    if grep -qF "Application started." "$log"; then rc=0; break; fi
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -TERM -- "-$pid" 2>/dev/null || true
-  for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL -- "-$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  [ "$rc" = 0 ] || log "llrp-llhttp left out: $(head -c 200 "$log" | tr '\n' ' ')"
-  rm -f "$log"
-  return "$rc"
-}
-
 if [ "${#scenarios[@]}" -eq 0 ]; then
-  scenarios=(direct nginx haproxy)
-  if "$ROOT/crank/publish.sh" --project yarp > /dev/null 2>&1; then scenarios+=(yarp); fi
-  if [ "$dry" = 0 ] && pick_ports && llhttp_supported; then scenarios+=(llrp-llhttp); fi
-  scenarios+=(llrp-httpclient)
+  scenarios=(direct nginx haproxy yarp llrp-llhttp llrp-httpclient llrp-httpclientwithcontext llrp-yarp httpclientproxy)
 fi
 dotnet_scenarios=()
 for s in "${scenarios[@]}"; do if dotnet_scenario "$s"; then dotnet_scenarios+=("$s"); fi; done

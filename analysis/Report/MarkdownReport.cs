@@ -294,7 +294,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
     {
         if (!_a.Scenarios.Contains(Analysis.Yarp))
         {
-            _missing.Insert(0, "No `yarp` runs: every \"vs YARP\" is n/a (src/Baselines/Yarp cannot restore here: the NuGet source lacks System.IO.Hashing).");
+            _missing.Insert(0, "No `yarp` runs: every \"vs YARP\" is n/a.");
         }
         if (!_a.Scenarios.Contains(Analysis.Direct))
         {

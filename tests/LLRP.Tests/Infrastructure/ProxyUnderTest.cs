@@ -1,19 +1,21 @@
 using System.Net;
 using System.Net.Sockets;
-using Microsoft.AspNetCore.Builder;
 
 namespace LLRP.Tests.Infrastructure;
 
-/// <summary>One running proxy (one variant, one option set) in front of its own recording origin.</summary>
+/// <summary>
+/// One running proxy in front of its own recording origin: an LLRP variant (one option set) in-process, or a
+/// full-stack baseline as its own process (<see cref="BaselineProcess"/>).
+/// </summary>
 public sealed class ProxyUnderTest : IAsyncDisposable
 {
-    private readonly WebApplication _app;
+    private readonly Func<ValueTask> _stop;
 
-    private ProxyUnderTest(Variant variant, RecordingOrigin origin, WebApplication app, Uri url)
+    private ProxyUnderTest(Variant variant, RecordingOrigin origin, Func<ValueTask> stop, Uri url)
     {
         Variant = variant;
         Origin = origin;
-        _app = app;
+        _stop = stop;
         Url = url;
     }
 
@@ -43,7 +45,34 @@ public sealed class ProxyUnderTest : IAsyncDisposable
         var app = LLRP.ProxyHost.Build(args);
         await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
         var url = new Uri(LLRP.ProxyHost.Addresses(app).First());
-        return new ProxyUnderTest(variant, origin, app, url);
+        return new ProxyUnderTest(variant, origin, async () =>
+        {
+            try
+            {
+                await app.StopAsync(Wire.Deadline());
+            }
+            finally
+            {
+                await app.DisposeAsync();
+            }
+        }, url);
+    }
+
+    /// <summary>A full-stack baseline (src/Baselines) as its own process, in front of a new recording origin.</summary>
+    public static async Task<ProxyUnderTest> StartBaselineAsync(Baseline baseline)
+    {
+        var origin = new RecordingOrigin();
+        origin.Start();
+        try
+        {
+            var process = await BaselineProcess.StartAsync(baseline, $"http://127.0.0.1:{origin.Port}");
+            return new ProxyUnderTest(baseline.AsVariant, origin, process.DisposeAsync, process.Url);
+        }
+        catch
+        {
+            await origin.DisposeAsync();
+            throw;
+        }
     }
 
     public Task<RawClient> ConnectAsync() => RawClient.ConnectAsync(Url);
@@ -65,11 +94,10 @@ public sealed class ProxyUnderTest : IAsyncDisposable
     {
         try
         {
-            await _app.StopAsync(Wire.Deadline());
+            await _stop();
         }
         finally
         {
-            await _app.DisposeAsync();
             await Origin.DisposeAsync();
         }
     }
