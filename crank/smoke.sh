@@ -4,14 +4,14 @@
 # Fails (exit 1) when a scenario produced no result, zero requests, any bad response or any
 # socket error. Measures nothing worth keeping: the numbers are only printed.
 #
-# usage: crank/smoke.sh [SCENARIO...]     (default: direct llrp-httpclient)
+# usage: crank/smoke.sh [SCENARIO...]     (default: direct llrp-llhttp)
 # Environment: SMOKE_DIR (default artifacts/crank/smoke), SMOKE_DURATION (3 s), SMOKE_CONNECTIONS (16)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dir="${SMOKE_DIR:-$root/artifacts/crank/smoke}"
 scenarios=("$@")
-[ "${#scenarios[@]}" -gt 0 ] || scenarios=(direct llrp-httpclient)
+[ "${#scenarios[@]}" -gt 0 ] || scenarios=(direct llrp-llhttp)
 
 rm -rf "$dir"
 rc=0

@@ -44,7 +44,8 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
     {
         var p = await farm.GetAsync(variant);
         p.Origin.Responder = _ => OriginReply.Raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
-            with { ByteByByte = byteByByte };
+            with
+        { ByteByByte = byteByByte };
         var (r, c) = await ExchangeAsync(p, Req());
         await using var _ = c;
         Assert.True(r.Status == 200 && r.Chunked && r.Complete && r.BodyText == "hello world", $"{r}");

@@ -106,23 +106,23 @@ internal sealed class RequestBodyReader
             {
                 case State.ContentLength:
                 case State.ChunkData:
-                {
-                    var n = (int)Math.Min(Math.Min(_remaining, destination.Length - copied), buffer.Length);
-                    buffer.Slice(0, n).CopyTo(destination[copied..]);
-                    buffer = buffer.Slice(n);
-                    copied += n;
-                    _remaining -= n;
-                    _total += n;
-                    if (_total > _options.MaxRequestBodySize)
                     {
-                        throw new RequestBodyException(413, "Request body larger than maxRequestBodySize.");
+                        var n = (int)Math.Min(Math.Min(_remaining, destination.Length - copied), buffer.Length);
+                        buffer.Slice(0, n).CopyTo(destination[copied..]);
+                        buffer = buffer.Slice(n);
+                        copied += n;
+                        _remaining -= n;
+                        _total += n;
+                        if (_total > _options.MaxRequestBodySize)
+                        {
+                            throw new RequestBodyException(413, "Request body larger than maxRequestBodySize.");
+                        }
+                        if (_remaining == 0)
+                        {
+                            _state = _state == State.ContentLength ? State.Done : State.ChunkDataEnd;
+                        }
+                        break;
                     }
-                    if (_remaining == 0)
-                    {
-                        _state = _state == State.ContentLength ? State.Done : State.ChunkDataEnd;
-                    }
-                    break;
-                }
                 case State.ChunkDataEnd:
                     // RFC 9112 §7.1: chunk-data is followed by exactly CRLF.
                     if (buffer.Length < 2)

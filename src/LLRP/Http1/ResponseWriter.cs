@@ -3,9 +3,8 @@ using System.Buffers.Text;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 using System.Text;
-using Microsoft.AspNetCore.WebUtilities;
-
 using LLRP.Forwarding;
+using Microsoft.AspNetCore.WebUtilities;
 
 namespace LLRP.Http1;
 
