@@ -3,42 +3,9 @@ using LLRP.Tests.Infrastructure;
 namespace LLRP.Tests;
 
 /// <summary>One running instance of each full-stack baseline, each in front of its own recording origin.</summary>
-public sealed class BaselineProxies : IAsyncLifetime
+public sealed class BaselineProxies : ProxyFarm
 {
-    private readonly Dictionary<string, Task<ProxyUnderTest>> _proxies = [];
-    private readonly object _lock = new();
-
-    public async Task<ProxyUnderTest> GetAsync(string baseline)
-    {
-        Task<ProxyUnderTest> task;
-        lock (_lock)
-        {
-            if (!_proxies.TryGetValue(baseline, out task!))
-            {
-                task = ProxyUnderTest.StartBaselineAsync(Baseline.Get(baseline));
-                _proxies[baseline] = task;
-            }
-        }
-        var proxy = await task;
-        proxy.Origin.Reset();
-        return proxy;
-    }
-
-    public Task InitializeAsync() => Task.CompletedTask;
-
-    public async Task DisposeAsync()
-    {
-        foreach (var task in _proxies.Values)
-        {
-            try
-            {
-                await (await task).DisposeAsync();
-            }
-            catch (Exception e) when (e is OperationCanceledException or InvalidOperationException or IOException)
-            {
-            }
-        }
-    }
+    protected override Task<ProxyUnderTest> StartAsync(string name) => ProxyUnderTest.StartBaselineAsync(Baseline.Get(name));
 }
 
 /// <summary>

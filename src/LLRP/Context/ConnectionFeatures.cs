@@ -41,6 +41,7 @@ internal sealed class ConnectionFeature : IHttpConnectionFeature
     private string? _id;
     private IPAddress? _remote;
     private bool _remoteSet;
+    private string? _forwardedFor;
 
     public void Bind(ProxyConnection connection)
     {
@@ -52,6 +53,7 @@ internal sealed class ConnectionFeature : IHttpConnectionFeature
         _id = null;
         _remote = null;
         _remoteSet = false;
+        _forwardedFor = null;
     }
 
     public string ConnectionId
@@ -75,8 +77,12 @@ internal sealed class ConnectionFeature : IHttpConnectionFeature
         {
             _remote = value;
             _remoteSet = true;
+            _forwardedFor = null;
         }
     }
+
+    /// <summary>The client's element of X-Forwarded-For: <see cref="RemoteIpAddress"/> as text, made once per connection.</summary>
+    public string ForwardedFor => _forwardedFor ??= RemoteIpAddress?.ToString() ?? "unknown";
 
     public IPAddress? LocalIpAddress { get; set; }
     public int RemotePort { get; set; }

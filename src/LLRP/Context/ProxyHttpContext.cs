@@ -52,6 +52,16 @@ internal sealed class ProxyHttpContext
         return HttpContext;
     }
 
+    /// <summary>
+    /// Adds what every variant adds to the forwarded request (RFC 9110 §7.6.3): Via with the version the client spoke,
+    /// and the client's address appended to X-Forwarded-For.
+    /// </summary>
+    public void AddProxyFields(System.Net.Http.Headers.HttpRequestHeaders headers)
+    {
+        headers.TryAddWithoutValidation("Via", HttpProtocol.IsHttp10(_request.Protocol) ? "1.0 llrp" : "1.1 llrp");
+        headers.TryAddWithoutValidation("X-Forwarded-For", _connection.ForwardedFor);
+    }
+
     /// <summary>Ends the request: runs the OnCompleted callbacks (HttpResponse.RegisterForDispose among them).</summary>
     public ValueTask EndAsync() => _response.RunOnCompletedAsync();
 

@@ -19,8 +19,6 @@ internal sealed class HttpContextForwarder(HttpClientForwarderFactory factory, U
 
     private readonly string _origin = downstream.GetLeftPart(UriPartial.Authority);
     private readonly ProxyHttpContext _context = new();
-    private IPAddress? _forwardedForAddress;
-    private string _forwardedFor = "unknown";
 
     // One async method for the whole exchange, as in the httpclient variant, so both pay for one state machine.
     protected override async ValueTask ForwardAsync(ProxyConnection connection)
@@ -118,20 +116,8 @@ internal sealed class HttpContextForwarder(HttpClientForwarderFactory factory, U
                 }
             }
         }
-        headers.TryAddWithoutValidation("Via", HttpProtocol.IsHttp10(source.Protocol) ? "1.0 llrp" : "1.1 llrp");
-        headers.TryAddWithoutValidation("X-Forwarded-For", ForwardedFor(context.Connection.RemoteIpAddress));
+        _context.AddProxyFields(headers);
         return request;
-    }
-
-    // The address object is the connection's, so its string is made once per connection.
-    private string ForwardedFor(IPAddress? address)
-    {
-        if (!ReferenceEquals(address, _forwardedForAddress))
-        {
-            _forwardedForAddress = address;
-            _forwardedFor = address?.ToString() ?? "unknown";
-        }
-        return _forwardedFor;
     }
 
     private static void CopyFields(IHeaderDictionary target, HttpHeadersNonValidated fields, HeaderStringValues connectionOptions)

@@ -1,4 +1,3 @@
-using System.Net;
 using LLRP.Context;
 using LLRP.Http1;
 using Microsoft.AspNetCore.Http;
@@ -15,24 +14,37 @@ namespace LLRP.Forwarding;
 /// timeout, its error handling). The response goes back through the context's response feature, so the client
 /// framing and the header policy are the shared request side's, as for every variant.
 /// </summary>
-internal sealed class YarpForwarder(HttpClientForwarderFactory factory, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker) : RequestForwarder
+internal sealed class YarpForwarder : RequestForwarder
 {
-    private readonly string _destinationPrefix = downstream.GetLeftPart(UriPartial.Authority);
-    private readonly ProxyHttpContext _context = new();
-    private readonly LLRPTransformer _transformer = new();
+    private readonly HttpClientForwarderFactory _factory;
+    private readonly HttpMessageInvoker _invoker;
+    private readonly bool _ownsInvoker;
+    private readonly string _destinationPrefix;
+    private readonly ProxyHttpContext _context;
+    private readonly LLRPTransformer _transformer;
+
+    public YarpForwarder(HttpClientForwarderFactory factory, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker)
+    {
+        _factory = factory;
+        _invoker = invoker;
+        _ownsInvoker = ownsInvoker;
+        _destinationPrefix = downstream.GetLeftPart(UriPartial.Authority);
+        _context = new ProxyHttpContext();
+        _transformer = new LLRPTransformer(_context);
+    }
 
     protected override async ValueTask ForwardAsync(ProxyConnection connection)
     {
         if (connection.Head.Target is [(byte)'*'])
         {
-            // HttpForwarder builds the destination URI from PathBase, Path and QueryString: asterisk-form has no path.
+            // HttpRequestMessage always carries an absolute URI, so asterisk-form cannot be expressed.
             throw new RequestRejectedException(501, "OPTIONS * is not supported by the yarp variant.");
         }
 
         var context = _context.Start(connection);
         try
         {
-            var error = await factory.Forwarder.SendAsync(context, _destinationPrefix, factory.Pick(invoker), factory.ForwarderConfig, _transformer);
+            var error = await _factory.Forwarder.SendAsync(context, _destinationPrefix, _factory.Pick(_invoker), _factory.ForwarderConfig, _transformer);
             if (error != ForwarderError.None)
             {
                 throw Translate(connection, error, context.Features.Get<IForwarderErrorFeature>()?.Exception);
@@ -83,9 +95,9 @@ internal sealed class YarpForwarder(HttpClientForwarderFactory factory, Uri down
 
     public override void Dispose()
     {
-        if (ownsInvoker)
+        if (_ownsInvoker)
         {
-            invoker.Dispose();
+            _invoker.Dispose();
         }
     }
 
@@ -103,7 +115,7 @@ internal sealed class YarpForwarder(HttpClientForwarderFactory factory, Uri down
     /// list does not do. The request fields are already the request side's policy applied (RequestFeature). One per
     /// connection, like the context.
     /// </summary>
-    private sealed class LLRPTransformer : HttpTransformer
+    private sealed class LLRPTransformer(ProxyHttpContext context) : HttpTransformer
     {
         public override async ValueTask TransformRequestAsync(HttpContext httpContext, HttpRequestMessage proxyRequest, string destinationPrefix, CancellationToken cancellationToken)
         {
@@ -122,8 +134,7 @@ internal sealed class YarpForwarder(HttpClientForwarderFactory factory, Uri down
                     headers.TryAddWithoutValidation(name, (IEnumerable<string?>)values);
                 }
             }
-            headers.TryAddWithoutValidation("Via", HttpProtocol.IsHttp10(httpContext.Request.Protocol) ? "1.0 llrp" : "1.1 llrp");
-            headers.TryAddWithoutValidation("X-Forwarded-For", ForwardedFor(httpContext.Connection.RemoteIpAddress));
+            context.AddProxyFields(headers);
         }
 
         public override async ValueTask<bool> TransformResponseAsync(HttpContext httpContext, HttpResponseMessage? proxyResponse, CancellationToken cancellationToken)
@@ -180,20 +191,6 @@ internal sealed class YarpForwarder(HttpClientForwarderFactory factory, Uri down
             {
                 fields.Remove(name);
             }
-        }
-
-        // The address object is the connection's (ConnectionFeature parses it once), so its string is made once per connection.
-        private IPAddress? _forwardedForAddress;
-        private string _forwardedFor = "unknown";
-
-        private string ForwardedFor(IPAddress? address)
-        {
-            if (!ReferenceEquals(address, _forwardedForAddress))
-            {
-                _forwardedForAddress = address;
-                _forwardedFor = address?.ToString() ?? "unknown";
-            }
-            return _forwardedFor;
         }
     }
 }

@@ -116,6 +116,10 @@ public abstract class ProxyFarm : IAsyncLifetime
 
     protected virtual bool UnreachableDownstream => false;
 
+    /// <summary>Starts the proxy a test asks for by name (an LLRP variant, unless a farm says otherwise).</summary>
+    protected virtual Task<ProxyUnderTest> StartAsync(string name) =>
+        ProxyUnderTest.StartAsync(Variants.Get(name), Options, UnreachableDownstream);
+
     public async Task<ProxyUnderTest> GetAsync(string variant)
     {
         Task<ProxyUnderTest> task;
@@ -123,7 +127,7 @@ public abstract class ProxyFarm : IAsyncLifetime
         {
             if (!_proxies.TryGetValue(variant, out task!))
             {
-                task = ProxyUnderTest.StartAsync(Variants.Get(variant), Options, UnreachableDownstream);
+                task = StartAsync(variant);
                 _proxies[variant] = task;
             }
         }
