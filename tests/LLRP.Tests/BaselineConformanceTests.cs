@@ -17,18 +17,7 @@ public sealed class BaselineProxies : ProxyFarm
 /// </summary>
 public sealed class BaselineConformanceTests(BaselineProxies farm) : IClassFixture<BaselineProxies>
 {
-    public static TheoryData<string> Baselines
-    {
-        get
-        {
-            var data = new TheoryData<string>();
-            foreach (var b in Baseline.All)
-            {
-                data.Add(b.Name);
-            }
-            return data;
-        }
-    }
+    public static TheoryData<string> Baselines => new(Baseline.All.Select(b => b.Name));
 
     public static TheoryData<string, string> GuardianCases
     {
