@@ -1,5 +1,6 @@
 using BenchmarkDotNet.Attributes;
 using LLHttp.Http1;
+using LLHttp.Syntax;
 
 namespace Microbenchmarks;
 
