@@ -28,6 +28,22 @@ public class CodecBenchmarks
         return buffer.Length;
     }
 
+    /// <summary>The same head through the write path for fields the caller validated on receipt (what the proxy forwards).</summary>
+    [Benchmark]
+    public int WriteRequestHeadValidated()
+    {
+        SendBuffer buffer = _sendBuffer;
+        buffer.Clear();
+        RequestHeadWriter.WriteRequestLine(buffer, Corpus.Method, Corpus.Target, Corpus.Authority);
+        foreach (var (name, value) in Corpus.RequestHeaders)
+        {
+            RequestHeadWriter.WriteValidatedHeader(buffer, name, value);
+        }
+
+        RequestHeadWriter.WriteEndOfHead(buffer);
+        return buffer.Length;
+    }
+
     [Benchmark]
     public int ParseResponseHead()
     {
