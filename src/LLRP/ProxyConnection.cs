@@ -2,6 +2,7 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
 using System.Text;
+using LLRP.Errors;
 using LLRP.Forwarding;
 using LLRP.Http1;
 using Microsoft.AspNetCore.Connections;
@@ -35,7 +36,7 @@ internal sealed class ProxyConnection
     private volatile bool _timedOut;
     private bool _inRequestLine;
     private long _headerBytes;
-    private int _rejectStatus;
+    private ProxyError _rejection;
 
     public ProxyConnection(ProxyServer server, ConnectionContext context, Uri downstream, IForwarder forwarder, int index)
     {
@@ -101,7 +102,6 @@ internal sealed class ProxyConnection
         Head.Reset();
         _inRequestLine = true;
         _headerBytes = 0;
-        _rejectStatus = 0;
         SetDeadline(Phase.Idle, Options.KeepAliveTimeout);
     }
 
@@ -112,8 +112,8 @@ internal sealed class ProxyConnection
         if (result.IsCanceled || _timedOut)
         {
             // RFC 9110 §15.5.9: 408 when the client was slow to send a request it started; an idle connection just closes.
-            _rejectStatus = _phase == Phase.Headers ? 408 : 0;
-            return _rejectStatus != 0 ? HeadStatus.Rejected : HeadStatus.Closed;
+            _rejection = ProxyError.RequestTimeout;
+            return _phase == Phase.Headers ? HeadStatus.Rejected : HeadStatus.Closed;
         }
 
         var reader = new SequenceReader<byte>(buffer);
@@ -134,18 +134,18 @@ internal sealed class ProxyConnection
                 {
                     if (reader.Consumed - lineStart > Options.MaxRequestLineSize)
                     {
-                        throw new RequestRejectedException(414, "Request line too long.");
+                        ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
                     }
                     // RFC 9112 §3: a request line with extra whitespace SHOULD be answered with 400.
                     if (reader.Consumed - lineStart != Head.RequestLineLength)
                     {
-                        throw RequestRejectedException.BadRequest("Extra whitespace in the request line.");
+                        ProxyThrow.BadRequest("Extra whitespace in the request line.");
                     }
                     _inRequestLine = false;
                 }
                 else if (reader.Remaining > Options.MaxRequestLineSize)
                 {
-                    throw new RequestRejectedException(414, "Request line too long.");
+                    ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
                 }
             }
             if (!_inRequestLine)
@@ -156,7 +156,7 @@ internal sealed class ProxyConnection
                 if (_headerBytes > Options.MaxRequestHeadersTotalSize ||
                     (!complete && _headerBytes + reader.Remaining > Options.MaxRequestHeadersTotalSize))
                 {
-                    throw new RequestRejectedException(431, "Request header fields too large.");
+                    ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Request header fields too large.");
                 }
                 if (complete)
                 {
@@ -165,11 +165,11 @@ internal sealed class ProxyConnection
                 }
             }
         }
-        catch (Exception e) when (e is KestrelBadRequest or RequestRejectedException)
+        catch (Exception e) when (e is KestrelBadRequest or ProxyException)
         {
             _input.AdvanceTo(buffer.End);
             _server.CountRejected();
-            _rejectStatus = e is KestrelBadRequest bad ? bad.StatusCode : ((RequestRejectedException)e).StatusCode;
+            _rejection = e is KestrelBadRequest bad ? ProxyErrors.FromRejectionStatus(bad.StatusCode) : ((ProxyException)e).Error;
             return HeadStatus.Rejected;
         }
 
@@ -185,7 +185,7 @@ internal sealed class ProxyConnection
 
     /// <summary>Answers a rejected head (400, 408, 414, 431, 505...); the connection ends after it.</summary>
     public ValueTask RejectAsync(HeadStatus status) =>
-        status == HeadStatus.Rejected ? AwaitFlush(Response.WriteErrorAsync(_rejectStatus)) : default;
+        status == HeadStatus.Rejected ? AwaitFlush(Response.WriteErrorAsync(ProxyErrors.StatusCode(_rejection))) : default;
 
     /// <summary>The head is valid: starts body de-framing, the response and the downstream timeout.</summary>
     public void StartExchange()
@@ -201,7 +201,7 @@ internal sealed class ProxyConnection
     {
         if (!Response.IsComplete)
         {
-            throw new DownstreamException(DownstreamError.BodyCutShort, "The variant ended without completing the response.");
+            ProxyThrow.Throw(ProxyError.DownstreamBodyCutShort, "The variant ended without completing the response.");
         }
         _phase = Phase.None;
         return Response.FlushAsync();
@@ -222,7 +222,8 @@ internal sealed class ProxyConnection
     public async Task FailExchangeAsync(Exception e)
     {
         _phase = Phase.None;
-        if (_context.ConnectionClosed.IsCancellationRequested || e is RequestBodyException { ClientClosed: true })
+        var reason = Reason(e);
+        if (_context.ConnectionClosed.IsCancellationRequested || reason == ProxyError.ClientGone)
         {
             return;
         }
@@ -233,17 +234,17 @@ internal sealed class ProxyConnection
             _context.Abort(new ConnectionAbortedException("The downstream response could not be completed.", e));
             return;
         }
-        await Response.WriteErrorAsync(e switch
-        {
-            DownstreamException d => d.StatusCode,
-            RequestBodyException b => b.StatusCode,
-            RequestRejectedException r => r.StatusCode,
-            // The timer fired: a client that stopped sending its body is late (408); otherwise the downstream is (504).
-            OperationCanceledException => Body.IsComplete ? 504 : 408,
-            // A failure the variant did not classify: the downstream exchange failed (RFC 9110 §15.6.3).
-            _ => 502,
-        });
+        await Response.WriteErrorAsync(ProxyErrors.StatusCode(reason));
     }
+
+    private ProxyError Reason(Exception e) => e switch
+    {
+        ProxyException p => p.Error,
+        // The timer fired: a client that stopped sending its body is late (408); otherwise the downstream is (504).
+        OperationCanceledException => Body.IsComplete ? ProxyError.DownstreamTimeout : ProxyError.RequestTimeout,
+        // A failure the variant did not classify: the downstream exchange failed (RFC 9110 §15.6.3).
+        _ => ProxyError.DownstreamUnavailable,
+    };
 
     private static async ValueTask AwaitFlush(ValueTask<FlushResult> flush) => await flush;
 

@@ -1,6 +1,6 @@
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
-using LLRP.Forwarding;
+using LLRP.Errors;
 using LLRP.Http1;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Http;
@@ -175,7 +175,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         var status = _statusCode;
         if (status is < 100 or > 599)
         {
-            throw new DownstreamException(DownstreamError.InvalidResponse, "Invalid downstream status code.");
+            ProxyThrow.Throw(ProxyError.DownstreamInvalidResponse, "Invalid downstream status code.");
         }
         var headers = Headers;
         var body = DownstreamBody.UntilEnd;
@@ -184,7 +184,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         {
             if (contentLength.Count != 1 || !HeaderUtilities.TryParseNonNegativeInt64(contentLength.ToString(), out length))
             {
-                throw new DownstreamException(DownstreamError.InvalidResponse, "Invalid downstream Content-Length.");
+                ProxyThrow.Throw(ProxyError.DownstreamInvalidResponse, "Invalid downstream Content-Length.");
             }
             body = DownstreamBody.ContentLength;
         }

@@ -3,6 +3,7 @@ using System.Globalization;
 using System.Net;
 using System.Net.Http.Headers;
 using System.Text;
+using LLRP.Errors;
 using LLRP.Http1;
 using Yarp.ReverseProxy.Forwarder;
 using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
@@ -104,7 +105,7 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
         if (head.Target is [(byte)'*'])
         {
             // HttpRequestMessage always carries an absolute URI, so asterisk-form cannot be expressed.
-            throw new RequestRejectedException(501, "OPTIONS * is not supported by the httpclient variant.");
+            ProxyThrow.Throw(ProxyError.NotImplemented, "OPTIONS * is not supported by the httpclient variant.");
         }
 
         using var request = CreateRequest(connection);
@@ -132,12 +133,12 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
     // would cost a state machine per request or per body read.)
 
     /// <summary>HttpClient's token-independent cancellation before a response: its connect timeout.</summary>
-    internal static DownstreamException ConnectTimedOut(OperationCanceledException e) =>
-        new(DownstreamError.Unavailable, "Connecting to the downstream timed out.", e);
+    internal static ProxyException ConnectTimedOut(OperationCanceledException e) =>
+        new(ProxyError.DownstreamUnavailable, "Connecting to the downstream timed out.", e);
 
     /// <summary>A read of the downstream body failed (HttpRequestException or IOException): the body was cut short.</summary>
-    internal static DownstreamException BodyFailed(Exception e) =>
-        new(DownstreamError.BodyCutShort, "The downstream body failed before its end.", e);
+    internal static ProxyException BodyFailed(Exception e) =>
+        new(ProxyError.DownstreamBodyCutShort, "The downstream body failed before its end.", e);
 
     private HttpRequestMessage CreateRequest(ProxyConnection connection)
     {
@@ -205,7 +206,7 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
             // A body that is now complete is flushed once with the head by the connection loop.
             if (writer.ExpectsMoreBody && (await writer.FlushAsync()).IsCompleted)
             {
-                throw new IOException("The client closed the connection.");
+                ProxyThrow.ClientGone();
             }
         }
         writer.CompleteBody();
@@ -222,7 +223,7 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
         if (values.Count != 1 || response.Headers.NonValidated.Contains("Transfer-Encoding") ||
             !long.TryParse(values.ToString(), NumberStyles.None, CultureInfo.InvariantCulture, out var length))
         {
-            throw new DownstreamException(DownstreamError.InvalidResponse, "The downstream sent an invalid Content-Length.");
+            throw new ProxyException(ProxyError.DownstreamInvalidResponse, "The downstream sent an invalid Content-Length.");
         }
         return length;
     }
@@ -263,14 +264,14 @@ internal sealed class HttpClientForwarder(HttpClientForwarderFactory factory, Ur
     {
         for (Exception? inner = e; inner is not null; inner = inner.InnerException)
         {
-            if (inner is RequestBodyException body)
+            if (inner is ProxyException body)
             {
                 return body;
             }
         }
         return e.HttpRequestError is HttpRequestError.InvalidResponse or HttpRequestError.ResponseEnded
-            ? new DownstreamException(DownstreamError.InvalidResponse, "The downstream response was not valid HTTP/1.1.", e)
-            : new DownstreamException(DownstreamError.Unavailable, "The downstream could not be reached.", e);
+            ? new ProxyException(ProxyError.DownstreamInvalidResponse, "The downstream response was not valid HTTP/1.1.", e)
+            : new ProxyException(ProxyError.DownstreamUnavailable, "The downstream could not be reached.", e);
     }
 
     private static readonly UriCreationOptions s_rawUri = new() { DangerousDisablePathAndQueryCanonicalization = true };

@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Http.Headers;
 using LLRP.Context;
+using LLRP.Errors;
 using LLRP.Http1;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
@@ -30,7 +31,7 @@ internal sealed class HttpContextForwarder(HttpClientForwarderFactory factory, U
             if (requestFeature.RawTarget == "*")
             {
                 // HttpRequestMessage always carries an absolute URI, so asterisk-form cannot be expressed.
-                throw new RequestRejectedException(501, "OPTIONS * is not supported by the httpclient-httpcontext variant.");
+                ProxyThrow.Throw(ProxyError.NotImplemented, "OPTIONS * is not supported by the httpclient-httpcontext variant.");
             }
 
             var aborted = context.RequestAborted;
@@ -81,7 +82,7 @@ internal sealed class HttpContextForwarder(HttpClientForwarderFactory factory, U
                 writer.Advance(read);
                 if ((await writer.FlushAsync(aborted)).IsCompleted)
                 {
-                    throw new IOException("The client closed the connection.");
+                    ProxyThrow.ClientGone();
                 }
             }
             await target.CompleteAsync();

@@ -56,8 +56,7 @@ internal abstract class RequestForwarder : IForwarder
 
     /// <summary>
     /// Completes when the response was written to the client (not necessarily flushed). Failures are
-    /// <see cref="DownstreamException"/> (the proxy answers 502/504 or aborts the client),
-    /// <see cref="Http1.RequestBodyException"/> (the client's body was bad) or cancellation.
+    /// <see cref="Errors.ProxyException"/> or cancellation.
     /// </summary>
     protected abstract ValueTask ForwardAsync(ProxyConnection connection);
 
@@ -73,23 +72,4 @@ internal enum HeadStatus : byte
     Closed,
     /// <summary>The head is invalid or too slow: answer with the status and end.</summary>
     Rejected,
-}
-
-internal enum DownstreamError : byte
-{
-    /// <summary>Could not connect, or the connection failed before a response: 502.</summary>
-    Unavailable,
-    /// <summary>The downstream answered something that is not valid HTTP/1.1: 502.</summary>
-    InvalidResponse,
-    /// <summary>No response head within downstreamResponseTimeout: 504.</summary>
-    Timeout,
-    /// <summary>The downstream closed or failed in the middle of the body: the client connection is aborted.</summary>
-    BodyCutShort,
-}
-
-internal sealed class DownstreamException(DownstreamError error, string message, Exception? inner = null) : Exception(message, inner)
-{
-    public DownstreamError Error { get; } = error;
-
-    public int StatusCode => Error == DownstreamError.Timeout ? 504 : 502;
 }

@@ -2,6 +2,7 @@ using System.Net;
 using LLHttp;
 using LLHttp.Pooling;
 using LLHttp.Syntax;
+using LLRP.Errors;
 using LLRP.Http1;
 
 namespace LLRP.Forwarding;
@@ -161,7 +162,7 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
                         // A body that is now complete is flushed once with the head below.
                         if (writer.ExpectsMoreBody && (await writer.FlushAsync()).IsCompleted)
                         {
-                            throw new IOException("The client closed the connection.");
+                            ProxyThrow.ClientGone();
                         }
                     }
                 }
@@ -207,7 +208,7 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
         // possible response-splitting attempt away from the client (and LLHttp will not reuse the connection).
         if (response.BodyFraming == ResponseBodyFraming.Chunked && response.Headers.TryGetValue("Content-Length"u8, out _))
         {
-            throw new DownstreamException(DownstreamError.InvalidResponse, "The downstream sent both Transfer-Encoding and Content-Length.");
+            ProxyThrow.Throw(ProxyError.DownstreamInvalidResponse, "The downstream sent both Transfer-Encoding and Content-Length.");
         }
         writer.BeginHead(response.StatusCode);
         WriteFields(writer, response.Headers);
@@ -236,14 +237,14 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
         }
     }
 
-    private static DownstreamException Translate(LLHttpException e) => e.Error switch
+    private static ProxyException Translate(LLHttpException e) => e.Error switch
     {
-        LLHttpError.ResponseHeadTimeout => new DownstreamException(DownstreamError.Timeout, e.Message, e),
+        LLHttpError.ResponseHeadTimeout => new ProxyException(ProxyError.DownstreamTimeout, e.Message, e),
         LLHttpError.BodyIdleTimeout or LLHttpError.ResponseBodyTruncated or LLHttpError.InvalidChunkedEncoding or LLHttpError.ReceiveFailed =>
-            new DownstreamException(DownstreamError.BodyCutShort, e.Message, e),
+            new ProxyException(ProxyError.DownstreamBodyCutShort, e.Message, e),
         LLHttpError.ConnectFailed or LLHttpError.ConnectTimeout or LLHttpError.ConnectionClosedBeforeResponse or LLHttpError.SendFailed or LLHttpError.ConnectionAborted =>
-            new DownstreamException(DownstreamError.Unavailable, e.Message, e),
-        _ => new DownstreamException(DownstreamError.InvalidResponse, e.Message, e),
+            new ProxyException(ProxyError.DownstreamUnavailable, e.Message, e),
+        _ => new ProxyException(ProxyError.DownstreamInvalidResponse, e.Message, e),
     };
 
     public void Dispose() => slot?.Dispose();

@@ -1,4 +1,5 @@
 using LLRP.Context;
+using LLRP.Errors;
 using LLRP.Http1;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
@@ -38,7 +39,7 @@ internal sealed class YarpForwarder : RequestForwarder
         if (connection.Head.Target is [(byte)'*'])
         {
             // HttpRequestMessage always carries an absolute URI, so asterisk-form cannot be expressed.
-            throw new RequestRejectedException(501, "OPTIONS * is not supported by the yarp variant.");
+            ProxyThrow.Throw(ProxyError.NotImplemented, "OPTIONS * is not supported by the yarp variant.");
         }
 
         var context = _context.Start(connection);
@@ -51,7 +52,7 @@ internal sealed class YarpForwarder : RequestForwarder
             }
             if (_context.IsAborted)
             {
-                throw new DownstreamException(DownstreamError.BodyCutShort, "YARP aborted the request.");
+                ProxyThrow.Throw(ProxyError.DownstreamBodyCutShort, "YARP aborted the request.");
             }
             // HttpForwarder leaves completing an HTTP/1.1 response to the server; here that ends the client framing.
             await context.Response.CompleteAsync();
@@ -75,7 +76,7 @@ internal sealed class YarpForwarder : RequestForwarder
         }
         for (var inner = exception; inner is not null; inner = inner.InnerException)
         {
-            if (inner is RequestBodyException body)
+            if (inner is ProxyException body)
             {
                 return body;
             }
@@ -85,11 +86,11 @@ internal sealed class YarpForwarder : RequestForwarder
             ForwarderError.Request when exception is HttpRequestException e => HttpClientForwarder.Translate(e),
             // HttpClient's connect timeout cancels the send without YARP's token or ours being cancelled.
             ForwarderError.RequestCanceled when exception is OperationCanceledException e => HttpClientForwarder.ConnectTimedOut(e),
-            ForwarderError.RequestTimedOut => new DownstreamException(DownstreamError.Timeout, "The downstream did not answer within downstreamResponseTimeout.", exception),
-            ForwarderError.ResponseHeaders => new DownstreamException(DownstreamError.InvalidResponse, "The downstream response head could not be relayed.", exception),
+            ForwarderError.RequestTimedOut => new ProxyException(ProxyError.DownstreamTimeout, "The downstream did not answer within downstreamResponseTimeout.", exception),
+            ForwarderError.ResponseHeaders => new ProxyException(ProxyError.DownstreamInvalidResponse, "The downstream response head could not be relayed.", exception),
             ForwarderError.ResponseBodyDestination or ForwarderError.ResponseBodyCanceled => HttpClientForwarder.BodyFailed(exception ?? new IOException(error.ToString())),
-            ForwarderError.ResponseBodyClient => new IOException("The client closed the connection.", exception),
-            _ => new DownstreamException(DownstreamError.Unavailable, $"YARP reported {error}.", exception),
+            ForwarderError.ResponseBodyClient => new ProxyException(ProxyError.ClientGone, "The client closed the connection.", exception),
+            _ => new ProxyException(ProxyError.DownstreamUnavailable, $"YARP reported {error}.", exception),
         };
     }
 

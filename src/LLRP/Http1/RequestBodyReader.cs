@@ -2,6 +2,7 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 using LLHttp.Syntax;
+using LLRP.Errors;
 
 namespace LLRP.Http1;
 
@@ -83,7 +84,7 @@ internal sealed class RequestBodyReader
             }
             if (result.IsCompleted)
             {
-                throw new RequestBodyException(400, "The client closed the connection before the request body ended.", clientClosed: true);
+                ProxyThrow.Throw(ProxyError.ClientGone, "The client closed the connection before the request body ended.");
             }
             if (result.IsCanceled)
             {
@@ -122,22 +123,15 @@ internal sealed class RequestBodyReader
                 }
                 if (status != ChunkedStatus.InProgress)
                 {
-                    throw new RequestBodyException(400, ChunkedDecoder.Describe(status));
+                    ProxyThrow.BadRequest(ChunkedDecoder.Describe(status));
                 }
             }
         }
         _total += copied;
         if (_total > _options.MaxRequestBodySize)
         {
-            throw new RequestBodyException(413, "Request body larger than maxRequestBodySize.");
+            ProxyThrow.Throw(ProxyError.ContentTooLarge, "Request body larger than maxRequestBodySize.");
         }
         return copied;
     }
-}
-
-/// <summary>The client's body is malformed, too large or cut short: answered with <see cref="StatusCode"/> if nothing was sent yet, and the connection closes.</summary>
-internal sealed class RequestBodyException(int statusCode, string message, bool clientClosed = false) : Exception(message)
-{
-    public int StatusCode { get; } = statusCode;
-    public bool ClientClosed { get; } = clientClosed;
 }

@@ -3,7 +3,7 @@ using System.Buffers.Text;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 using System.Text;
-using LLRP.Forwarding;
+using LLRP.Errors;
 using Microsoft.AspNetCore.WebUtilities;
 
 namespace LLRP.Http1;
@@ -199,7 +199,7 @@ internal sealed class ResponseWriter
         {
             if (count > _remaining)
             {
-                throw new DownstreamException(DownstreamError.InvalidResponse, "The downstream sent more body than its Content-Length.");
+                ProxyThrow.Throw(ProxyError.DownstreamInvalidResponse, "The downstream sent more body than its Content-Length.");
             }
             _remaining -= count;
         }
@@ -215,7 +215,7 @@ internal sealed class ResponseWriter
         }
         else if (_remaining > 0)
         {
-            throw new DownstreamException(DownstreamError.BodyCutShort, "The downstream body ended before its Content-Length.");
+            ProxyThrow.Throw(ProxyError.DownstreamBodyCutShort, "The downstream body ended before its Content-Length.");
         }
         IsComplete = true;
     }
@@ -280,7 +280,7 @@ internal sealed class ResponseWriter
     {
         if ((uint)status >= (uint)s_statusLines.Length || status < 100)
         {
-            throw new DownstreamException(DownstreamError.InvalidResponse, "Invalid downstream status code.");
+            ProxyThrow.Throw(ProxyError.DownstreamInvalidResponse, "Invalid downstream status code.");
         }
         return s_statusLines[status] ??= Encoding.ASCII.GetBytes($"HTTP/1.1 {status} {ReasonPhrases.GetReasonPhrase(status)}\r\n");
     }

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Text;
+using LLRP.Errors;
 using LLRP.Http1;
 using LLRP.Tests.Infrastructure;
 using KestrelBadRequest = Microsoft.AspNetCore.Http.BadHttpRequestException;
@@ -28,9 +29,8 @@ public static class RequestSideDriver
     /// <summary>The status a request-side exception answers with: the one place that knows the error model's types.</summary>
     public static int StatusOf(Exception e) => e switch
     {
-        RequestRejectedException r => r.StatusCode,
-        RequestBodyException b => b.StatusCode,
-        KestrelBadRequest k => k.StatusCode,
+        ProxyException p when ProxyErrors.StatusCode(p.Error) != 0 => ProxyErrors.StatusCode(p.Error),
+        KestrelBadRequest k => ProxyErrors.StatusCode(ProxyErrors.FromRejectionStatus(k.StatusCode)),
         _ => throw new Xunit.Sdk.XunitException($"the request side threw an exception that is not a rejection: {e}"),
     };
 
@@ -111,17 +111,17 @@ public static class RequestSideDriver
                 {
                     if (reader.Consumed - lineStart > Options.MaxRequestLineSize)
                     {
-                        throw new RequestRejectedException(414, "Request line too long.");
+                        ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
                     }
                     if (reader.Consumed - lineStart != head.RequestLineLength)
                     {
-                        throw RequestRejectedException.BadRequest("Extra whitespace in the request line.");
+                        ProxyThrow.BadRequest("Extra whitespace in the request line.");
                     }
                     inRequestLine = false;
                 }
                 else if (reader.Remaining > Options.MaxRequestLineSize)
                 {
-                    throw new RequestRejectedException(414, "Request line too long.");
+                    ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
                 }
             }
             if (!inRequestLine)
@@ -132,7 +132,7 @@ public static class RequestSideDriver
                 if (headerBytes > Options.MaxRequestHeadersTotalSize ||
                     (!complete && headerBytes + reader.Remaining > Options.MaxRequestHeadersTotalSize))
                 {
-                    throw new RequestRejectedException(431, "Request header fields too large.");
+                    ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Request header fields too large.");
                 }
                 if (complete)
                 {
