@@ -1,5 +1,6 @@
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
+using LLRP.Connections;
 using LLRP.Errors;
 using LLRP.Http1;
 using Microsoft.AspNetCore.Connections;
@@ -288,7 +289,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         }
         if (count > 0)
         {
-            _connection.Touch();
+            _connection.RestartDownstreamTimeout();
         }
     }
 
@@ -301,7 +302,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         if (_bodyFollows && !data.IsEmpty)
         {
             CopyToBody(data.Span);
-            _connection.Touch();
+            _connection.RestartDownstreamTimeout();
         }
         return await FlushWriterAsync();
     }

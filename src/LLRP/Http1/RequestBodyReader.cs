@@ -39,9 +39,6 @@ internal sealed class RequestBodyReader
     /// <summary>The whole body has been read, so the next request on the connection starts where this one ended.</summary>
     public bool IsComplete => _state == State.Done;
 
-    /// <summary>Bytes of body read so far (after de-framing).</summary>
-    public long BytesRead => _total;
-
     public void Start(RequestHead head)
     {
         _total = 0;

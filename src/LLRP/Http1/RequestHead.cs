@@ -8,23 +8,6 @@ using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.Htt
 
 namespace LLRP.Http1;
 
-internal enum BodyFraming : byte
-{
-    None,
-    ContentLength,
-    Chunked,
-}
-
-/// <summary>One field line of the request head, stored as ranges into <see cref="RequestHead"/>'s buffer.</summary>
-internal struct HeaderEntry
-{
-    public int NameStart;
-    public int NameLength;
-    public int ValueStart;
-    public int ValueLength;
-    public HeaderKind Kind;
-}
-
 /// <summary>
 /// The parsed and validated request head of one connection, reused request after request: the bytes the
 /// parser hands out are copied into one buffer sized by the limits, so nothing is allocated per request.
@@ -369,42 +352,4 @@ internal sealed class RequestHead
         _length += bytes.Length;
         return bytes.Length;
     }
-}
-
-/// <summary>Hands Kestrel's parser callbacks to the connection's <see cref="RequestHead"/>; a struct so the JIT devirtualises them.</summary>
-internal readonly struct ParserHandler(RequestHead head) : IHttpRequestLineHandler, IHttpHeadersHandler
-{
-    public void OnStartLine(HttpVersionAndMethod versionAndMethod, TargetOffsetPathLength targetPath, Span<byte> startLine) =>
-        head.OnStartLine(versionAndMethod, targetPath, startLine);
-
-    public void OnHeader(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) => head.OnHeader(name, value);
-
-    public void OnHeadersComplete(bool endStream) => head.OnHeadersComplete();
-
-    public void OnStaticIndexedHeader(int index)
-    {
-    }
-
-    public void OnStaticIndexedHeader(int index, ReadOnlySpan<byte> value)
-    {
-    }
-}
-
-/// <summary>The one place that touches Kestrel's pubternal HTTP/1.1 parser.</summary>
-internal static class KestrelParser
-{
-    private static readonly HttpParser<ParserHandler> s_parser = Create();
-
-    private static HttpParser<ParserHandler> Create()
-    {
-        // Bare LF line ends are a smuggling lever (RFC 9112 §2.2 only MAY accept them); a proxy rejects them.
-        AppContext.SetSwitch("Microsoft.AspNetCore.Server.Kestrel.DisableHttp1LineFeedTerminators", true);
-        return new HttpParser<ParserHandler>(showErrorDetails: false);
-    }
-
-    public static bool ParseRequestLine(RequestHead head, ref SequenceReader<byte> reader) =>
-        s_parser.ParseRequestLine(new ParserHandler(head), ref reader);
-
-    public static bool ParseHeaders(RequestHead head, ref SequenceReader<byte> reader) =>
-        s_parser.ParseHeaders(new ParserHandler(head), ref reader);
 }

@@ -8,16 +8,6 @@ using Microsoft.AspNetCore.WebUtilities;
 
 namespace LLRP.Http1;
 
-/// <summary>How the downstream framed its response body, as the variant learned it.</summary>
-internal enum DownstreamBody : byte
-{
-    /// <summary>No body by RFC 9112 §6.3 rule 1 (HEAD, 1xx, 204, 304).</summary>
-    None,
-    ContentLength,
-    /// <summary>Chunked or close-delimited: the length is unknown until the end.</summary>
-    UntilEnd,
-}
-
 /// <summary>
 /// Writes the response to the client: status line, fields through the hop-by-hop policy, and a body framed for
 /// this client (Content-Length, chunked for HTTP/1.1, close-delimited for HTTP/1.0). Bytes go straight into the
@@ -250,9 +240,6 @@ internal sealed class ResponseWriter
     }
 
     public ValueTask<FlushResult> FlushAsync() => _output.FlushAsync();
-
-    /// <summary>Bytes written but not yet flushed, so a body copy loop can batch small pieces into one send.</summary>
-    public long Unflushed => _output.UnflushedBytes;
 
     // RFC 9110 §7.6.3: a proxy adds Via to responses too, naming the protocol it received the response with (1.1).
     private void WriteVia() => Write("Via: 1.1 llrp\r\n"u8);
