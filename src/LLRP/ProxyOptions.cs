@@ -1,4 +1,6 @@
 using System.Globalization;
+using System.Net;
+using System.Text;
 using Microsoft.Extensions.Configuration;
 
 namespace LLRP;
@@ -18,7 +20,39 @@ public enum ClientKind
 /// </summary>
 public sealed class ProxyOptions
 {
+    // The port run-local.sh and crank/smoke.sh expect; loopback only, so a bare start exposes nothing.
+    public const string DefaultUrls = "http://127.0.0.1:8080";
+
+    /// <summary>
+    /// Every option with its default as shown and its meaning in one line: what --help prints and what the command
+    /// line is checked against. An option read in <see cref="From"/> must be listed here (a test holds both together).
+    /// </summary>
+    public static IReadOnlyList<OptionInfo> Known { get; } =
+    [
+        new("urls", DefaultUrls, "listen addresses, ';'-separated http://IP:PORT (localhost, * and + accepted)"),
+        new("downstream", "(required)", "one or more http://HOST:PORT, ';'-separated; inbound connections are assigned round-robin"),
+        new("client", "llhttp", "forwarding variant: llhttp, httpclient, httpclient-httpcontext or yarp"),
+        new("shareClients", "false", "share clients across inbound connections (llhttp: one LIFO connection pool per downstream)"),
+        new("shareClients.roundRobin", "false", "HttpClient-based variants with shareClients: rotate clients per request, not per connection"),
+        new("shareClients.count", "processor count", "HttpClient-based variants with shareClients: how many clients"),
+        new("maxRequestLineSize", "8192", "longest request line in bytes; longer: 414 (Kestrel's default)"),
+        new("maxRequestHeadersTotalSize", "32768", "largest request header section in bytes; larger: 431 (Kestrel's default)"),
+        new("maxRequestHeaderCount", "100", "most request header fields; more: 431 (Kestrel's default)"),
+        new("maxRequestBodySize", "30000000", "largest request body in bytes; larger: 413 (Kestrel's default)"),
+        new("maxResponseHeadersTotalSize", "65536", "largest downstream response head in bytes; larger: 502 (SocketsHttpHandler's default)"),
+        new("requestHeadersTimeout", "30", "seconds for a started request head to complete; then 408 and close (Kestrel's default)"),
+        new("keepAliveTimeout", "130", "seconds an idle client connection is kept (Kestrel's default)"),
+        new("downstreamConnectTimeout", "15", "seconds to connect downstream; then 502 (YARP's default)"),
+        new("downstreamResponseTimeout", "100", "seconds without a response head (504) or body progress (abort) (YARP's default)"),
+        new("statsInterval", "0", "print crank statistics every N seconds; 0 is off"),
+    ];
+
     public required Uri[] Downstreams { get; init; }
+
+    /// <summary>The --urls value as given, and the addresses it names.</summary>
+    public string Urls { get; init; } = DefaultUrls;
+
+    public IPEndPoint[] ListenEndPoints { get; init; } = [new(IPAddress.Loopback, 8080)];
 
     public ClientKind Client { get; init; } = ClientKind.LLHttp;
 
@@ -80,9 +114,12 @@ public sealed class ProxyOptions
             throw new OptionsException("--downstream names no address.");
         }
 
+        var urls = config["urls"] ?? DefaultUrls;
         return new ProxyOptions
         {
             Downstreams = [.. uris],
+            Urls = urls,
+            ListenEndPoints = ParseUrls(urls),
             Client = ParseClient(config["client"]),
             ShareClients = Bool(config, "shareClients", false),
             ShareClientsRoundRobin = Bool(config, "shareClients.roundRobin", false),
@@ -96,9 +133,7 @@ public sealed class ProxyOptions
             KeepAliveTimeout = Seconds(config, "keepAliveTimeout", 130),
             DownstreamConnectTimeout = Seconds(config, "downstreamConnectTimeout", 15),
             DownstreamResponseTimeout = Seconds(config, "downstreamResponseTimeout", 100),
-            StatsInterval = string.IsNullOrWhiteSpace(config["statsInterval"]) || config["statsInterval"] == "0"
-                ? TimeSpan.Zero
-                : Seconds(config, "statsInterval", 0),
+            StatsInterval = Seconds(config, "statsInterval", 0, allowZero: true),
         };
     }
 
@@ -164,18 +199,153 @@ public sealed class ProxyOptions
         return result;
     }
 
-    private static TimeSpan Seconds(IConfiguration config, string key, double fallback)
+    private static TimeSpan Seconds(IConfiguration config, string key, double fallback, bool allowZero = false)
     {
         var value = config[key];
         if (string.IsNullOrWhiteSpace(value))
         {
             return TimeSpan.FromSeconds(fallback);
         }
-        if (!double.TryParse(value, NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture, out var seconds) || seconds <= 0 || seconds > 86_400)
+        if (!double.TryParse(value, NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture, out var seconds)
+            || seconds < 0 || (seconds == 0 && !allowZero) || seconds > 86_400)
         {
-            throw new OptionsException($"--{key} '{value}' is not a number of seconds above 0 and at most 86400.");
+            throw new OptionsException(allowZero
+                ? $"--{key} '{value}' is not 0 (off) or a number of seconds up to 86400."
+                : $"--{key} '{value}' is not a number of seconds above 0 and at most 86400.");
         }
         return TimeSpan.FromSeconds(seconds);
+    }
+
+    private static IPEndPoint[] ParseUrls(string urls)
+    {
+        var endPoints = new List<IPEndPoint>();
+        foreach (var url in urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+        {
+            if (!Uri.TryCreate(url.Replace("*", "0.0.0.0", StringComparison.Ordinal).Replace("+", "0.0.0.0", StringComparison.Ordinal), UriKind.Absolute, out var uri)
+                || uri.Scheme != Uri.UriSchemeHttp || uri.AbsolutePath != "/" || !string.IsNullOrEmpty(uri.Query))
+            {
+                throw new OptionsException($"--urls '{url}' is not an http://IP:PORT address.");
+            }
+            var host = uri.Host.Trim('[', ']');
+            IPAddress address;
+            if (host == "localhost")
+            {
+                address = IPAddress.Loopback;
+            }
+            else if (!IPAddress.TryParse(host, out address!))
+            {
+                throw new OptionsException($"--urls '{url}': '{uri.Host}' is not an IP address or localhost.");
+            }
+            endPoints.Add(new IPEndPoint(address, uri.Port));
+        }
+        // Kestrel given no address would fall back to its own default (localhost:5000), which nobody asked for.
+        return endPoints.Count > 0 ? [.. endPoints] : throw new OptionsException("--urls names no address: one or more http://IP:PORT separated by ';'.");
+    }
+}
+
+/// <summary>An option as --help shows it.</summary>
+public sealed record OptionInfo(string Name, string Default, string Meaning);
+
+/// <summary>
+/// The command line, read the way .NET's command-line configuration reads it (--name value, --name=value, /name value,
+/// name=value) and held to the known options: a misspelt name would otherwise be ignored silently. Environment
+/// variables and appsettings.json are not checked: the environment holds much that is not LLRP's.
+/// </summary>
+public static class CommandLine
+{
+    public static bool AsksForHelp(IEnumerable<string> args) =>
+        args.Any(a => a.ToLowerInvariant() is "--help" or "-h" or "-?" or "/?" or "/help");
+
+    public static string Usage()
+    {
+        var names = ProxyOptions.Known.Max(o => o.Name.Length);
+        var defaults = ProxyOptions.Known.Max(o => o.Default.Length);
+        var text = new StringBuilder()
+            .AppendLine("Usage: LLRP --downstream http://HOST:PORT[;...] [--option value]...")
+            .AppendLine("Options also come from environment variables (name=value) and appsettings.json; names are case-insensitive,")
+            .AppendLine("durations are seconds (fractions allowed). A bad or unknown option stops LLRP with one line and exit code 2.")
+            .AppendLine()
+            .AppendLine(string.Create(CultureInfo.InvariantCulture, $"  {"option".PadRight(names + 2)}  {"default".PadRight(defaults)}  meaning"));
+        foreach (var option in ProxyOptions.Known)
+        {
+            text.AppendLine(string.Create(CultureInfo.InvariantCulture, $"  --{option.Name.PadRight(names)}  {option.Default.PadRight(defaults)}  {option.Meaning}"));
+        }
+        return text.AppendLine(string.Create(CultureInfo.InvariantCulture, $"  {"--help, -h".PadRight(names + 2)}  {"".PadRight(defaults)}  print this and exit")).ToString();
+    }
+
+    /// <summary>Throws <see cref="OptionsException"/> for an unknown name, a name given twice, a missing value or a stray word.</summary>
+    public static void Check(IReadOnlyList<string> args)
+    {
+        var seen = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+        for (var i = 0; i < args.Count; i++)
+        {
+            var arg = args[i];
+            var separator = arg.IndexOf('=', StringComparison.Ordinal);
+            var prefix = arg.StartsWith("--", StringComparison.Ordinal) ? 2 : arg.StartsWith('/') || arg.StartsWith('-') ? 1 : 0;
+            if (prefix == 0 && separator < 0)
+            {
+                throw new OptionsException($"unexpected argument '{arg}': options are written --name value (--help lists them).");
+            }
+            var name = separator < 0 ? arg[prefix..] : arg[prefix..separator];
+            var option = ProxyOptions.Known.FirstOrDefault(o => o.Name.Equals(name, StringComparison.OrdinalIgnoreCase));
+            // .NET's command-line configuration ignores a single-dash name it has no mapping for: refuse it instead.
+            if (option is null || (prefix == 1 && arg[0] == '-'))
+            {
+                var shown = separator < 0 ? arg : arg[..separator];
+                var closest = Closest(name);
+                throw new OptionsException(closest is null
+                    ? $"unknown option {shown} (--help lists every option)."
+                    : $"unknown option {shown}; did you mean --{closest.Name}?");
+            }
+            if (!seen.Add(option.Name))
+            {
+                throw new OptionsException($"--{option.Name} is given twice.");
+            }
+            if (separator < 0 && ++i == args.Count)
+            {
+                throw new OptionsException($"--{option.Name} needs a value.");
+            }
+        }
+    }
+
+    /// <summary>The known option nearest to a misspelt name (edit distance, case-insensitive), if any is near.</summary>
+    public static OptionInfo? Closest(string name)
+    {
+        var wanted = name.ToLowerInvariant();
+        // A third of the name (at least 2) in edits: catches typos and a dropped word, not unrelated names.
+        var best = Math.Max(2, wanted.Length / 3) + 1;
+        OptionInfo? closest = null;
+        foreach (var option in ProxyOptions.Known)
+        {
+            var distance = EditDistance(wanted, option.Name.ToLowerInvariant());
+            if (distance < best)
+            {
+                best = distance;
+                closest = option;
+            }
+        }
+        return closest;
+    }
+
+    private static int EditDistance(string a, string b)
+    {
+        var previous = new int[b.Length + 1];
+        var current = new int[b.Length + 1];
+        for (var j = 0; j <= b.Length; j++)
+        {
+            previous[j] = j;
+        }
+        for (var i = 1; i <= a.Length; i++)
+        {
+            current[0] = i;
+            for (var j = 1; j <= b.Length; j++)
+            {
+                var substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+                current[j] = Math.Min(substitution, Math.Min(previous[j], current[j - 1]) + 1);
+            }
+            (previous, current) = (current, previous);
+        }
+        return previous[b.Length];
     }
 }
 

@@ -1,4 +1,3 @@
-using System.Net;
 using LLRP.Connections;
 using LLRP.Diagnostics;
 using LLRP.Forwarding;
@@ -16,15 +15,18 @@ public static class ProxyHost
 {
     public static WebApplication Build(string[] args)
     {
+        CommandLine.Check(args);
         var builder = WebApplication.CreateSlimBuilder(args);
         builder.Logging.ClearProviders();
         builder.Logging.AddSimpleConsole().SetMinimumLevel(LogLevel.Warning);
         builder.Logging.AddFilter("Microsoft.Hosting.Lifetime", LogLevel.Information);
         // --urls is served by explicit Listen calls, which Kestrel reports as "Overriding address(es)" at Warning.
         builder.Logging.AddFilter("Microsoft.AspNetCore.Server.Kestrel", LogLevel.Error);
+        // A failed start (a port in use) is reported by Program in one line; the host would log it again with its stack.
+        builder.Logging.AddFilter("Microsoft.Extensions.Hosting.Internal.Host", LogLevel.None);
 
         var options = ProxyOptions.From(builder.Configuration);
-        var urls = builder.Configuration["urls"] ?? "http://127.0.0.1:8080";
+        builder.Services.AddSingleton(options);
 
         builder.WebHost.UseSockets(o => o.WaitForDataBeforeAllocatingBuffer = false);
         var server = new ProxyServer(options, ForwarderFactory.Create(options));
@@ -32,7 +34,7 @@ public static class ProxyHost
         builder.WebHost.UseKestrel(k =>
         {
             k.AddServerHeader = false;
-            foreach (var endPoint in ParseUrls(urls))
+            foreach (var endPoint in options.ListenEndPoints)
             {
                 k.Listen(endPoint, listen => listen.Use(_ => server.OnConnectionAsync));
             }
@@ -55,26 +57,4 @@ public static class ProxyHost
     /// <summary>The addresses the proxy listens on once started (port 0 resolved to the real port).</summary>
     public static IReadOnlyCollection<string> Addresses(WebApplication app) =>
         app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.ToArray();
-
-    internal static IEnumerable<IPEndPoint> ParseUrls(string urls)
-    {
-        foreach (var url in urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
-        {
-            if (!Uri.TryCreate(url.Replace("*", "0.0.0.0", StringComparison.Ordinal).Replace("+", "0.0.0.0", StringComparison.Ordinal), UriKind.Absolute, out var uri) || uri.Scheme != Uri.UriSchemeHttp)
-            {
-                throw new OptionsException($"--urls '{url}' is not an http://IP:PORT address.");
-            }
-            var host = uri.Host.Trim('[', ']');
-            IPAddress address;
-            if (host == "localhost")
-            {
-                address = IPAddress.Loopback;
-            }
-            else if (!IPAddress.TryParse(host, out address!))
-            {
-                throw new OptionsException($"--urls '{url}': '{uri.Host}' is not an IP address or localhost.");
-            }
-            yield return new IPEndPoint(address, uri.Port);
-        }
-    }
 }

@@ -1,0 +1,224 @@
+using System.Net;
+using System.Net.Sockets;
+using LLRP.Tests.Infrastructure;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.Primitives;
+
+namespace LLRP.Tests;
+
+/// <summary>
+/// The command line: --help, unknown options, bad values and a port in use each end in one clear line and the
+/// documented exit code (0 for help, 2 otherwise). The process tests run LLRP itself; the exhaustive ones call the
+/// same option code in-process.
+/// </summary>
+public sealed class CommandLineTests
+{
+    private const string Downstream = "http://127.0.0.1:9";
+
+    // One bad value per option, with what the message must promise. Every known option must appear here.
+    public static readonly TheoryData<string, string, string> BadValues = new()
+    {
+        { "urls", "https://127.0.0.1:1", "is not an http://IP:PORT address" },
+        { "downstream", "ftp://127.0.0.1:1", "is not an http://HOST:PORT address (https, paths and queries are not supported)" },
+        { "client", "nginx", "is not one of llhttp, httpclient, httpclient-httpcontext, yarp" },
+        { "shareClients", "yes", "is not true or false" },
+        { "shareClients.roundRobin", "2", "is not true or false" },
+        { "shareClients.count", "0", "is not a whole number from 1 to 4096" },
+        { "maxRequestLineSize", "8k", "is not a whole number from 64 to 1048576" },
+        { "maxRequestHeadersTotalSize", "-1", "is not a whole number from 256 to 524288" },
+        { "maxRequestHeaderCount", "1.5", "is not a whole number from 1 to 10000" },
+        { "maxRequestBodySize", "99999999999999999999", "is not a whole number from 0 to 9223372036854775807" },
+        { "maxResponseHeadersTotalSize", "100", "is not a whole number from 256 to 1048576" },
+        { "requestHeadersTimeout", "0", "is not a number of seconds above 0 and at most 86400" },
+        { "keepAliveTimeout", "1m", "is not a number of seconds above 0 and at most 86400" },
+        { "downstreamConnectTimeout", "86401", "is not a number of seconds above 0 and at most 86400" },
+        { "downstreamResponseTimeout", "-5", "is not a number of seconds above 0 and at most 86400" },
+        { "statsInterval", "-1", "is not 0 (off) or a number of seconds up to 86400" },
+    };
+
+    [Theory]
+    [InlineData("--help")]
+    [InlineData("-h")]
+    public async Task Help_lists_every_option_with_its_default_and_exits_0(string flag)
+    {
+        // No --downstream: help must not complain about what it was not asked to do.
+        var result = await ProgramRun.RunAsync([flag]);
+
+        Assert.True(result.ExitCode == 0, result.ToString());
+        Assert.Empty(result.Errors);
+        foreach (var option in ProxyOptions.Known)
+        {
+            Assert.Contains(result.Output, line =>
+                line.TrimStart().StartsWith($"--{option.Name} ", StringComparison.Ordinal)
+                && line.Contains($" {option.Default} ", StringComparison.Ordinal)
+                && line.TrimEnd().EndsWith(option.Meaning, StringComparison.Ordinal));
+        }
+    }
+
+    [Fact]
+    public async Task A_misspelt_option_is_one_line_with_a_suggestion_and_exit_2()
+    {
+        var result = await ProgramRun.RunAsync(["--downstream", Downstream, "--statsintervall", "3"]);
+
+        Assert.True(result.ExitCode == 2, result.ToString());
+        Assert.Empty(result.Output);
+        Assert.Equal(["LLRP: unknown option --statsintervall; did you mean --statsInterval?"], result.Errors);
+    }
+
+    [Fact]
+    public async Task A_bad_value_is_one_line_naming_the_option_and_exit_2()
+    {
+        var result = await ProgramRun.RunAsync(["--downstream", Downstream, "--keepAliveTimeout", "soon"]);
+
+        Assert.True(result.ExitCode == 2, result.ToString());
+        Assert.Empty(result.Output);
+        Assert.Equal(["LLRP: --keepAliveTimeout 'soon' is not a number of seconds above 0 and at most 86400."], result.Errors);
+    }
+
+    [Fact]
+    public async Task A_port_in_use_is_one_line_naming_the_address_and_exit_2()
+    {
+        using var holder = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        holder.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        holder.Listen();
+        var url = $"http://127.0.0.1:{((IPEndPoint)holder.LocalEndPoint!).Port}";
+
+        var result = await ProgramRun.RunAsync(["--urls", url, "--downstream", Downstream]);
+
+        Assert.True(result.ExitCode == 2, result.ToString());
+        Assert.Empty(result.Output);
+        Assert.Equal([$"LLRP: Failed to bind to address {url}: address already in use."], result.Errors);
+    }
+
+    [Fact]
+    public async Task Environment_variables_that_are_not_options_are_left_alone_and_options_among_them_apply()
+    {
+        var result = await ProgramRun.RunUntilAsync(
+            ["--urls", "http://127.0.0.1:0", "--downstream", Downstream],
+            ready: "Application started.",
+            new Dictionary<string, string> { ["shareClients"] = "true", ["NOT_AN_LLRP_OPTION"] = "1" });
+
+        Assert.True(result.Errors.Count == 0, result.ToString());
+        Assert.Contains(result.Output, line => line.StartsWith("LLRP client=llhttp ", StringComparison.Ordinal) && line.Contains(" shareClients=True ", StringComparison.Ordinal));
+        Assert.Contains(result.Output, line => line.Contains("Application started.", StringComparison.Ordinal));
+    }
+
+    [Theory]
+    [MemberData(nameof(BadValues))]
+    public void Every_option_refuses_a_bad_value_naming_itself_and_the_expected_form(string name, string value, string expected)
+    {
+        var settings = new Dictionary<string, string?> { ["downstream"] = Downstream, [name] = value };
+
+        var e = Assert.Throws<OptionsException>(() => ProxyOptions.From(Configuration(settings)));
+
+        Assert.Equal($"--{name} '{value}' {expected}.", e.Message);
+    }
+
+    [Fact]
+    public void Every_known_option_has_a_bad_value_case()
+    {
+        var covered = BadValues.Select(row => (string)row[0]).ToHashSet();
+        Assert.All(ProxyOptions.Known, option => Assert.Contains(option.Name, covered));
+    }
+
+    [Fact]
+    public void The_known_options_are_exactly_the_ones_read()
+    {
+        var config = new RecordingConfiguration(new Dictionary<string, string?> { ["downstream"] = Downstream });
+
+        ProxyOptions.From(config);
+
+        Assert.Equal(ProxyOptions.Known.Select(o => o.Name).Order(StringComparer.OrdinalIgnoreCase),
+            config.Read.Order(StringComparer.OrdinalIgnoreCase), StringComparer.OrdinalIgnoreCase);
+    }
+
+    [Fact]
+    public void The_documented_defaults_are_the_defaults()
+    {
+        var bare = ProxyOptions.From(Configuration(new() { ["downstream"] = Downstream }));
+        var settings = new Dictionary<string, string?> { ["downstream"] = Downstream };
+        foreach (var option in ProxyOptions.Known.Where(o => o.Name != "downstream"))
+        {
+            settings[option.Name] = option.Default == "processor count" ? $"{Environment.ProcessorCount}" : option.Default;
+        }
+
+        var spelledOut = ProxyOptions.From(Configuration(settings));
+
+        Assert.Equal(bare.Describe(), spelledOut.Describe());
+        Assert.Equal(bare.Urls, spelledOut.Urls);
+        Assert.Equal(bare.ListenEndPoints, spelledOut.ListenEndPoints);
+    }
+
+    [Theory]
+    [InlineData("--statsintervall", "--statsInterval")]
+    [InlineData("--downstreams", "--downstream")]
+    [InlineData("--maxRequestBody", "--maxRequestBodySize")]
+    [InlineData("--shareClient", "--shareClients")]
+    [InlineData("--url", "--urls")]
+    [InlineData("-client", "--client")]
+    [InlineData("/keepaliveTimout", "--keepAliveTimeout")]
+    public void An_unknown_name_is_refused_with_the_closest_known_one(string given, string suggested)
+    {
+        var e = Assert.Throws<OptionsException>(() => CommandLine.Check([given, "1"]));
+
+        Assert.Equal($"unknown option {given}; did you mean {suggested}?", e.Message);
+    }
+
+    [Theory]
+    [InlineData("--environment")]
+    [InlineData("--Logging:LogLevel:Default")]
+    public void An_unknown_name_far_from_every_option_gets_no_suggestion(string given)
+    {
+        var e = Assert.Throws<OptionsException>(() => CommandLine.Check([given, "x"]));
+
+        Assert.Equal($"unknown option {given} (--help lists every option).", e.Message);
+    }
+
+    [Theory]
+    [InlineData("--client", "yarp")]
+    [InlineData("--CLIENT", "yarp")]
+    [InlineData("--client=yarp")]
+    [InlineData("/client", "yarp")]
+    [InlineData("/client=yarp")]
+    [InlineData("client=yarp")]
+    [InlineData("--shareClients.roundRobin", "true", "--urls", "http://127.0.0.1:0")]
+    public void Every_form_of_the_configuration_command_line_is_accepted(params string[] args) => CommandLine.Check(args);
+
+    [Theory]
+    [InlineData("unexpected argument 'yarp': options are written --name value (--help lists them).", "--client=llhttp", "yarp")]
+    [InlineData("--client is given twice.", "--client", "llhttp", "--Client=yarp")]
+    [InlineData("--statsInterval needs a value.", "--client", "llhttp", "--statsInterval")]
+    public void Stray_words_repeated_names_and_missing_values_are_refused(string message, params string[] args)
+    {
+        var e = Assert.Throws<OptionsException>(() => CommandLine.Check(args));
+
+        Assert.Equal(message, e.Message);
+    }
+
+    private static IConfiguration Configuration(Dictionary<string, string?> settings) =>
+        new ConfigurationBuilder().AddInMemoryCollection(settings).Build();
+
+    /// <summary>A configuration that remembers every key asked for.</summary>
+    private sealed class RecordingConfiguration(Dictionary<string, string?> settings) : IConfiguration
+    {
+        private readonly IConfiguration _inner = Configuration(settings);
+
+        public HashSet<string> Read { get; } = new(StringComparer.OrdinalIgnoreCase);
+
+        public string? this[string key]
+        {
+            get
+            {
+                Read.Add(key);
+                return _inner[key];
+            }
+            set => throw new NotSupportedException();
+        }
+
+        public IEnumerable<IConfigurationSection> GetChildren() => throw new NotSupportedException();
+
+        public IChangeToken GetReloadToken() => throw new NotSupportedException();
+
+        public IConfigurationSection GetSection(string key) => throw new NotSupportedException();
+    }
+}
