@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # One bounded profiling session against one proxy: starts the origin and the proxy on private ports, warms up,
-# then records what MODE asks for while wrk loads the proxy. Holds /tmp/llrp-load.lock for the whole session.
+# then records what MODE asks for while wrk loads the proxy. Run it under "flock /tmp/llrp-load.lock timeout N"
+# so that no other load runs at the same time and the session is bounded.
 #
 # usage: analysis/profiles/session.sh MODE TARGET OUT_DIR [LABEL]
-#   MODE    profile  perf record -e cpu-clock -g for PERF_S seconds, plus perf stat (syscalls, context switches)
+#   MODE    profile  perf record -e cpu-clock -g for the PERF_S-second wrk run, plus perf stat (CPU, context switches)
 #           count    perf stat only (CPU, syscalls, context switches per request), no perf record
 #           strace   strace -c -f for STRACE_S seconds (syscall breakdown; strace slows the process)
 #   TARGET  llhttp | nginx | haproxy
 # Environment: LLRP_DIR (published LLRP, default /tmp/prof/llrp), DS_DIR (published Downstream, /tmp/prof/ds),
 #   PROXY_PORT (58080), DS_PORT (58081), WARMUP_S (15), PERF_S (10), STRACE_S (5), CONNECTIONS (64),
-#   PROXY_ENV ("K=V K=V", extra environment for the .NET proxy).
+#   PROXY_ENV ("K=V K=V", extra environment for the .NET proxy), BASE_ENV (environment the profile mode adds so
+#   that perf can name .NET frames; empty in the other modes).
 # Writes OUT_DIR/<LABEL>.* : perf.data, perf-stat.txt, wrk.txt, proc.txt (CPU ticks and context switches over
 # all threads before/after), strace.txt.
 set -euo pipefail
