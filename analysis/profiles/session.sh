@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# One bounded profiling session against one proxy: starts the origin and the proxy on private ports, warms up,
+# then records what MODE asks for while wrk loads the proxy. Run it under "flock /tmp/llrp-load.lock timeout N"
+# so that no other load runs at the same time and the session is bounded.
+#
+# usage: analysis/profiles/session.sh MODE TARGET OUT_DIR [LABEL]
+#   MODE    profile  perf record -e cpu-clock -g for the PERF_S-second wrk run, plus perf stat (CPU, context switches)
+#           count    perf stat only (CPU, syscalls, context switches per request), no perf record
+#           strace   strace -c -f for STRACE_S seconds (syscall breakdown; strace slows the process)
+#   TARGET  llhttp | nginx | haproxy
+# Environment: LLRP_DIR (published LLRP, default /tmp/prof/llrp), DS_DIR (published Downstream, /tmp/prof/ds),
+#   PROXY_PORT (58080), DS_PORT (58081), WARMUP_S (15), PERF_S (10), STRACE_S (5), CONNECTIONS (64),
+#   PROXY_ENV ("K=V K=V", extra environment for the .NET proxy), BASE_ENV (environment the profile mode adds so
+#   that perf can name .NET frames; empty in the other modes).
+# Writes OUT_DIR/<LABEL>.* : perf.data, perf-stat.txt, wrk.txt, proc.txt (CPU ticks and context switches over
+# all threads before/after), strace.txt.
+set -euo pipefail
+mode="${1:?mode}" target="${2:?target}" out="${3:?out dir}" label="${4:-$2}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+: "${LLRP_DIR:=/tmp/prof/llrp}" "${DS_DIR:=/tmp/prof/ds}" "${PROXY_PORT:=58080}" "${DS_PORT:=58081}"
+: "${WARMUP_S:=15}" "${PERF_S:=10}" "${STRACE_S:=5}" "${CONNECTIONS:=64}" "${PROXY_ENV:=}"
+# perf resolves JIT frames through /tmp/perf-PID.map only if the code is not in the W^X double mapping, and it cannot
+# name ReadyToRun code at all: so the profile runs JIT everything (the benchmarks' "pgo" profile does the same).
+if [ "$mode" = profile ]; then : "${BASE_ENV=DOTNET_PerfMapEnabled=1 DOTNET_EnableWriteXorExecute=0 DOTNET_ReadyToRun=0}"; fi
+: "${BASE_ENV=}"
+mkdir -p "$out"
+groups=()
+cleanup() { for g in "${groups[@]}"; do kill -TERM -- "-$g" 2>/dev/null || true; done; sleep 0.5
+            for g in "${groups[@]}"; do kill -KILL -- "-$g" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+wait_port() { for _ in $(seq 1 300); do curl -fsS -o /dev/null "http://127.0.0.1:$1/" 2>/dev/null && return 0; sleep 0.1; done
+              echo "session: port $1 not ready" >&2; return 1; }
+# Sum over every thread: /proc/PID/status alone reports the main thread only.
+proc_sample() {
+  local pid="$1" stat v=0 n=0 f
+  stat="$(cat "/proc/$pid/stat")"; read -r -a f <<< "${stat##*) }"
+  for t in /proc/"$pid"/task/*/status; do
+    while read -r k val; do
+      case "$k" in voluntary_ctxt_switches:) v=$((v + val)) ;; nonvoluntary_ctxt_switches:) n=$((n + val)) ;; esac
+    done < "$t" 2>/dev/null || true
+  done
+  echo "$(date +%s%N) utime=${f[11]} stime=${f[12]} vol=$v invol=$n threads=$(ls /proc/"$pid"/task | wc -l)"
+}
+
+setsid env DOTNET_TieredPGO=1 "$DS_DIR/Downstream" --urls "http://127.0.0.1:$DS_PORT" > "$out/$label.downstream.log" 2>&1 &
+groups+=($!)
+wait_port "$DS_PORT"
+
+case "$target" in
+  llhttp)
+    # shellcheck disable=SC2086
+    setsid env $BASE_ENV $PROXY_ENV "$LLRP_DIR/LLRP" --urls "http://127.0.0.1:$PROXY_PORT" \
+      --downstream "http://127.0.0.1:$DS_PORT" --client llhttp > "$out/$label.proxy.log" 2>&1 & ;;
+  nginx)
+    setsid env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" JOB_WORK_DIR="$(mktemp -d /tmp/prof/nginx.XXXX)" \
+      "$repo/crank/nginx-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
+  haproxy)
+    setsid env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" "$repo/crank/haproxy-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
+  *) echo "session: unknown target $target" >&2; exit 2 ;;
+esac
+pid=$!; groups+=("$pid")
+wait_port "$PROXY_PORT"
+sleep 0.5
+url="http://127.0.0.1:$PROXY_PORT/"
+
+timeout $((WARMUP_S + 5)) wrk -t1 -c"$CONNECTIONS" -d"${WARMUP_S}s" "$url" > "$out/$label.warmup.txt"
+
+events="cpu-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_sendmsg,syscalls:sys_enter_recvmsg,syscalls:sys_enter_write,syscalls:sys_enter_read,syscalls:sys_enter_writev,syscalls:sys_enter_readv,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_ctl,syscalls:sys_enter_futex,syscalls:sys_enter_sched_yield,syscalls:sys_enter_poll"
+# The monitors start first and stop after wrk: every request wrk counts ("N requests in") falls inside their window,
+# and the idle second on each side adds only timer wake-ups.
+case "$mode" in
+  profile|count)
+    d="$PERF_S"
+    if [ "$mode" = profile ]; then
+      timeout $((d + 20)) perf record -e cpu-clock -F 999 -g -p "$pid" -o "$out/$label.perf.data" -- sleep $((d + 2)) \
+        2> "$out/$label.perf-record.log" &
+      rec=$!
+    fi
+    # Syscall tracepoints slow every syscall: the profiled run counts only CPU time and context switches.
+    if [ "$mode" = profile ]; then events="cpu-clock,context-switches"; fi
+    timeout $((d + 20)) perf stat -e "$events" -p "$pid" -o "$out/$label.perf-stat.txt" -- sleep $((d + 2)) &
+    stat_pid=$!
+    sleep 1
+    proc_sample "$pid" > "$out/$label.proc.txt"
+    timeout $((d + 10)) wrk -t1 -c"$CONNECTIONS" -d"${d}s" "$url" > "$out/$label.wrk.txt"
+    proc_sample "$pid" >> "$out/$label.proc.txt"
+    wait "$stat_pid"
+    if [ "$mode" = profile ]; then wait "$rec"; fi ;;
+  strace)
+    timeout -s INT $((STRACE_S + 3)) strace -c -f -p "$pid" -o "$out/$label.strace.txt" 2> /dev/null &
+    st=$!
+    sleep 1.5
+    timeout $((STRACE_S + 10)) wrk -t1 -c"$CONNECTIONS" -d"${STRACE_S}s" "$url" > "$out/$label.wrk.txt"
+    wait "$st" || true ;;
+  *) echo "session: unknown mode $mode" >&2; exit 2 ;;
+esac
+[ "$target" = llhttp ] && cp "/tmp/perf-$pid.map" "$out/$label.perf-$pid.map" 2>/dev/null || true
+echo "$pid" > "$out/$label.pid"

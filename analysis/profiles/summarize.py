@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Per-request figures from session.sh outputs.
+
+usage: summarize.py DIR LABEL...        one row per label: requests, CPU µs/request, syscalls and context switches
+       summarize.py strace DIR LABEL... syscalls per request by name from strace -c
+A label may be a prefix ending in ".r" to aggregate rounds: "base.r" reads base.r1, base.r2, ...
+"""
+import glob
+import os
+import re
+import statistics
+import sys
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def requests(path):
+    m = re.search(r"(\d+) requests in", open(path).read())
+    return int(m.group(1)) if m else 0
+
+
+def perf_stat(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r"\s*([\d.,]+)\s+(?:msec\s+)?([\w:-]+)", line)
+        if m:
+            out[m.group(2)] = float(m.group(1).replace(",", ""))
+    return out
+
+
+def proc(path):
+    rows = [dict(kv.split("=") for kv in line.split()[1:]) for line in open(path) if line.strip()]
+    a, b = rows[0], rows[-1]
+    return {k: int(b[k]) - int(a[k]) for k in ("utime", "stime", "vol", "invol")}
+
+
+def one(d, label):
+    n = requests(f"{d}/{label}.wrk.txt")
+    s = perf_stat(f"{d}/{label}.perf-stat.txt")
+    p = proc(f"{d}/{label}.proc.txt")
+    r = {"requests": n, "rps": n / 1.0}
+    r["cpu_us"] = s.get("cpu-clock", 0) * 1000.0 / n
+    r["cpu_us_proc"] = (p["utime"] + p["stime"]) * 1e6 / CLK_TCK / n
+    r["sys_share"] = p["stime"] / max(1, p["utime"] + p["stime"])
+    r["ctx"] = s.get("context-switches", 0) / n
+    r["vol"] = p["vol"] / n
+    r["invol"] = p["invol"] / n
+    r["syscalls"] = s.get("raw_syscalls:sys_enter", float("nan")) / n
+    for k, v in s.items():
+        if k.startswith("syscalls:sys_enter_"):
+            r[k[len("syscalls:sys_enter_"):]] = v / n
+    return r
+
+
+def labels(d, label):
+    if label.endswith(".r"):
+        return sorted(os.path.basename(p)[: -len(".wrk.txt")] for p in glob.glob(f"{d}/{label}[0-9]*.wrk.txt"))
+    return [label]
+
+
+def main():
+    if sys.argv[1] == "strace":
+        d = sys.argv[2]
+        for label in sys.argv[3:]:
+            n = requests(f"{d}/{label}.wrk.txt")
+            print(f"\n**{label}**: {n} requests under strace\n\n| syscall | calls | per request | errors |\n|---|--:|--:|--:|")
+            for line in open(f"{d}/{label}.strace.txt"):
+                f = line.split()
+                if len(f) >= 5 and f[0][0].isdigit() and f[-1] not in ("total",):
+                    calls, errors, name = int(f[3]), (int(f[4]) if len(f) == 6 else 0), f[-1]
+                    if calls / max(n, 1) >= 0.01:
+                        print(f"| {name} | {calls} | {calls / n:.2f} | {errors} |")
+        return
+    d = sys.argv[1]
+    keys = ["cpu_us", "cpu_us_proc", "syscalls", "ctx", "vol", "invol", "recvfrom", "sendto", "sendmsg", "writev",
+            "epoll_wait", "futex", "sched_yield", "poll"]
+    print("| run | rounds | requests (median) | " + " | ".join(keys) + " |")
+    print("|---|--:|--:|" + "--:|" * len(keys))
+    for label in sys.argv[2:]:
+        rows = [one(d, l) for l in labels(d, label)]
+        med = {k: statistics.median([r.get(k, float("nan")) for r in rows]) for k in keys + ["requests"]}
+        cells = []
+        for k in keys:
+            vals = [r.get(k, float("nan")) for r in rows]
+            if len(rows) > 1 and k.startswith("cpu"):
+                cells.append(f"{med[k]:.1f} ({min(vals):.1f}–{max(vals):.1f})")
+            else:
+                cells.append(f"{med[k]:.2f}" if med[k] == med[k] else "–")
+        print(f"| {label.rstrip('.r')} | {len(rows)} | {int(med['requests'])} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
