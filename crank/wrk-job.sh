@@ -9,7 +9,7 @@
 # (wrk/requests, wrk/rps/mean, wrk/latency/*, wrk/errors/badresponses, wrk/errors/socketerrors).
 #
 # usage: wrk-job.sh [-w WARMUP_S] [-d DURATION_S] [-t THREADS] [-c CONNECTIONS] [--timeout S]
-#                   [--headers plaintext|none] [-H 'Name: value']... URL
+#                   [--headers plaintext|none] [-H 'Name: value']... [--max-errors N] URL
 #
 # Defaults follow benchmarking.md for the 2-core box: -t 1, -c 64, 5 s warm-up, 15 s measured.
 # (crank's wrk.yml uses -c 256 -t 32 -w 15 -d 15 for 28-core lab machines.)
@@ -22,7 +22,9 @@
 #                  measured run and "$WRK_JOB_HOOK measure-end" right after it. run-local.sh uses it
 #                  to read the proxy's CPU time over exactly the measured window. Unset under crank.
 #
-# Exit code: wrk's own, or 3 when its report cannot be parsed (no statistics are printed then).
+# Exit code: wrk's own, 3 when its report cannot be parsed (no statistics are printed then), or 4 when
+# the measured run's bad responses (non-2xx/3xx) plus socket errors exceed --max-errors (statistics
+# printed first). Without --max-errors any count passes.
 set -euo pipefail
 
 warmup=5
@@ -33,6 +35,7 @@ timeout_s=""
 preset=plaintext
 headers=()
 url=""
+max_errors=""
 
 die() { echo "wrk-job: $*" >&2; exit 2; }
 
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s="${2:?}"; shift 2 ;;
     --headers) preset="${2:?}"; shift 2 ;;
     -H|--header) headers+=("${2:?}"); shift 2 ;;
+    --max-errors) max_errors="${2:?}"; shift 2 ;;
     -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) [ -z "$url" ] || die "more than one URL ($url, $1)"; url="$1"; shift ;;
@@ -55,7 +59,7 @@ done
 # crank passes seconds; also accept "15s".
 warmup="${warmup%s}"
 duration="${duration%s}"
-for v in "$warmup" "$duration" "$threads" "$connections"; do
+for v in "$warmup" "$duration" "$threads" "$connections" ${max_errors:+"$max_errors"}; do
   [[ "$v" =~ ^[0-9]+$ ]] || die "not a whole number: $v"
 done
 [ "$duration" -gt 0 ] || die "duration must be > 0"
@@ -165,4 +169,16 @@ if ! awk -v ts="$ts" -v CONVFMT=%.10g '
   }' "$report"; then
   echo "wrk-job: could not parse the wrk report above" >&2
   exit 3
+fi
+
+# A run whose measured window has errors did not measure the proxy: fail the job, so that crank's
+# return code (and run-local.sh's exit status) says so. crank keeps the statistics printed above.
+if [ -n "$max_errors" ]; then
+  errors="$(awk '/Non-2xx or 3xx responses:/ { n += $NF }
+                 /Socket errors:/ { gsub(/,/, ""); n += $4 + $6 + $8 + $10 }
+                 END { print n + 0 }' "$report")"
+  if [ "$errors" -gt "$max_errors" ]; then
+    echo "wrk-job: $errors bad responses + socket errors in the measured run, more than --max-errors $max_errors: failing the job" >&2
+    exit 4
+  fi
 fi
