@@ -18,6 +18,13 @@
 #   --proxy-port P / --downstream-port P   (defaults 8080 / 8081)
 #   --fallback      do not use crank even if it is installed
 #   --no-install    never call apt-get
+#   --variable NAME=VALUE  a benchmarks.yml variable (passed on to crank): serverAddress, serverListenAddress,
+#                   downstreamAddress, downstreamListenAddress (default 127.0.0.1 / the target), maxErrors
+#                   (default 0: a run with more bad responses + socket errors fails)
+#   --agents load=URL,application=URL,downstream=URL  crank across three machines' agents with
+#                   --profile multimachine; serverAddress and downstreamAddress have no default then
+#   --netns load=NS,application=NS,downstream=NS  the fallback across network namespaces (crank/hosts.sh):
+#                   each role's processes run in its namespace; the addresses have no default either
 # Writes <json-dir>/<scenario>.r<round>.json (crank --json shape), run.json, machine.txt, summary.md,
 # and each run's logs under <json-dir>/logs/. Exit status: 0 if every run that was attempted
 # succeeded, 1 otherwise, 2 on bad usage.
@@ -36,8 +43,37 @@ scenarios=()
 
 log() { printf '[run-local %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 warn() { printf '[run-local %s] WARNING: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-usage() { sed -n '2,24p' "$0"; exit "${1:-2}"; }
+usage() { sed -n '2,31p' "$0"; exit "${1:-2}"; }
 need_int() { [[ "$2" =~ ^[0-9]+$ ]] || { echo "run-local: $1 needs a whole number, got '$2'" >&2; exit 2; }; }
+
+# ---------------------------------------------------------------- machines and addresses
+# benchmarks.yml's address variables, the error threshold and, for runs across machines, the crank
+# agents (--agents) or the network namespaces of the fallback (--netns). Across machines no address
+# has a default (the multimachine profile's rule): a forgotten one stops the run before any job.
+declare -A yml_vars=([serverListenAddress]="" [downstreamListenAddress]="" [maxErrors]=0)
+declare -A given_vars=() agents=() netns=()
+machines_option() {
+  local option="$1" value="$2" kv role kvs
+  case "$option" in
+    --variable)
+      [[ "$value" == *=* ]] || { echo "run-local: --variable needs NAME=VALUE" >&2; exit 2; }
+      case "${value%%=*}" in
+        serverAddress|serverListenAddress|downstreamAddress|downstreamListenAddress) ;;
+        maxErrors) need_int "--variable maxErrors" "${value#*=}" ;;
+        *) echo "run-local: --variable ${value%%=*}: only serverAddress, serverListenAddress, downstreamAddress, downstreamListenAddress and maxErrors" >&2; exit 2 ;;
+      esac
+      given_vars[${value%%=*}]="${value#*=}" ;;
+    --agents|--netns)
+      [ -n "$value" ] || { echo "run-local: $option needs load=...,application=...,downstream=..." >&2; exit 2; }
+      IFS=, read -r -a kvs <<< "$value"
+      for kv in "${kvs[@]}"; do
+        role="${kv%%=*}"
+        case "$role" in load|application|downstream) ;; *) echo "run-local: $option: unknown role '$role' (load, application, downstream)" >&2; exit 2 ;; esac
+        [[ "$kv" == *=?* ]] || { echo "run-local: $option: '$kv' needs ROLE=VALUE" >&2; exit 2; }
+        if [ "$option" = --agents ]; then agents[$role]="${kv#*=}"; else netns[$role]="${kv#*=}"; fi
+      done ;;
+  esac
+}
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -56,6 +92,7 @@ while [ $# -gt 0 ]; do
     --downstream-port) need_int "$1" "${2:-}"; downstream_port="$2"; shift 2 ;;
     --fallback) use_crank=0; shift ;;
     --no-install) install=0; shift ;;
+    --variable|--agents|--netns) machines_option "$1" "${2:-}"; shift 2 ;;
     -h|--help) usage 0 ;;
     -*) echo "run-local: unknown option $1" >&2; usage ;;
     *)
@@ -72,6 +109,41 @@ fi
 [[ "$req_path" == /* ]] || { echo "run-local: --path must start with /" >&2; exit 2; }
 explicit_scenarios=0
 if [ "${#scenarios[@]}" -gt 0 ]; then explicit_scenarios=1; else scenarios=("${ALL_SCENARIOS[@]}"); fi
+
+# ---------------------------------------------------------------- machines and addresses (resolved)
+multimachine=0 in_load=() in_application=() in_downstream=()
+if [ "${#agents[@]}" -gt 0 ] && [ "${#netns[@]}" -gt 0 ]; then echo "run-local: --agents (crank) and --netns (fallback) exclude each other" >&2; exit 2; fi
+for r in load application downstream; do
+  if [ "${#agents[@]}" -gt 0 ] && [ -z "${agents[$r]:-}" ]; then echo "run-local: --agents needs a URL for $r" >&2; exit 2; fi
+  if [ "${#netns[@]}" -gt 0 ] && [ -z "${netns[$r]:-}" ]; then echo "run-local: --netns needs a namespace for $r" >&2; exit 2; fi
+done
+if [ "${#agents[@]}" -gt 0 ]; then
+  multimachine=1
+  [ "$use_crank" = 1 ] || { echo "run-local: --agents drives crank; it cannot be combined with --fallback" >&2; exit 2; }
+elif [ "${#netns[@]}" -gt 0 ]; then
+  multimachine=1 use_crank=0
+  [ "$(id -u)" = 0 ] || { echo "run-local: --netns needs root (ip netns exec)" >&2; exit 2; }
+  for r in load application downstream; do
+    ip netns list 2>/dev/null | awk '{ print $1 }' | grep -qx "${netns[$r]}" \
+      || { echo "run-local: --netns: namespace '${netns[$r]}' ($r) does not exist (crank/hosts.sh up)" >&2; exit 2; }
+  done
+  in_load=(ip netns exec "${netns[load]}") in_application=(ip netns exec "${netns[application]}")
+  in_downstream=(ip netns exec "${netns[downstream]}")
+fi
+if [ "$multimachine" = 0 ]; then yml_vars[serverAddress]=127.0.0.1 yml_vars[downstreamAddress]=127.0.0.1; fi
+for k in "${!given_vars[@]}"; do yml_vars[$k]="${given_vars[$k]}"; done
+ds_target="${yml_vars[downstreamAddress]:-}" srv_target="${yml_vars[serverAddress]:-}"
+ds_listen="${yml_vars[downstreamListenAddress]:-$ds_target}" srv_listen="${yml_vars[serverListenAddress]:-$srv_target}"
+max_errors="${yml_vars[maxErrors]}"
+# The same rules as the multimachine profile's endpoints, before anything is published or started.
+address_checks=(--target "downstreamAddress=$ds_target" --listen "downstreamListenAddress=${yml_vars[downstreamListenAddress]}")
+for s in "${scenarios[@]}"; do
+  if [ "$s" != direct ]; then
+    address_checks+=(--target "serverAddress=$srv_target" --listen "serverListenAddress=${yml_vars[serverListenAddress]}"); break
+  fi
+done
+[ "$multimachine" = 0 ] || address_checks=(--remote "${address_checks[@]}")
+"$ROOT/crank/require-address.sh" "${address_checks[@]}" || { echo "run-local: no job started: fix the address variables above" >&2; exit 2; }
 
 [ -n "$json_dir" ] || json_dir="$ROOT/artifacts/crank/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$json_dir/logs"
@@ -250,6 +322,9 @@ for d in "$ROOT/.tools/crank" "$ROOT/.tools" ""; do
 done
 mode=fallback
 if [ "$use_crank" = 1 ] && [ -n "$crank_bin" ]; then mode=crank; fi
+if [ "${#agents[@]}" -gt 0 ] && [ "$mode" != crank ]; then
+  echo "run-local: --agents needs crank (crank and crank-agent on PATH or in .tools/crank/; crank/README.md)" >&2; exit 1
+fi
 
 app_env_json="$(printf '%s\n' "${app_env[@]}" | jq -R -s 'split("\n") | map(select(length > 0))')"
 jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_dirty" \
@@ -286,7 +361,7 @@ log "mode: $mode; scenarios: ${runnable[*]}; $rounds round(s) of ${warmup}s warm
 run_crank() {
   local s="$1" r="$2"
   local out="$json_dir/$s.r$r.json" args=()
-  args=(--config "$ROOT/benchmarks.yml" --scenario "$s" --profile local --json "$out"
+  args=(--config "$ROOT/benchmarks.yml" --scenario "$s" --json "$out" "${crank_machine_args[@]}"
         --variable "connections=$connections" --variable "threads=$threads" --variable "warmup=$warmup"
         --variable "duration=$duration" --variable "path=$req_path"
         --variable "serverPort=$proxy_port" --variable "downstreamPort=$downstream_port"
@@ -305,7 +380,18 @@ run_crank() {
   fi
 }
 
-if [ "$mode" = crank ]; then
+# One local agent (--profile local), or the three agents of --agents (--profile multimachine).
+crank_machine_args=(--profile local)
+if [ "${#agents[@]}" -gt 0 ]; then
+  crank_machine_args=(--profile multimachine --variable "loadAgent=${agents[load]}"
+    --variable "applicationAgent=${agents[application]}" --variable "downstreamAgent=${agents[downstream]}")
+fi
+for k in "${!given_vars[@]}"; do crank_machine_args+=(--variable "$k=${given_vars[$k]}"); done
+if [ "$mode" = crank ] && [ "${#agents[@]}" -gt 0 ]; then
+  log "crank across the agents load=${agents[load]} application=${agents[application]} downstream=${agents[downstream]}"
+fi
+
+if [ "$mode" = crank ] && [ "${#agents[@]}" = 0 ]; then
   if port_busy 5010; then
     log "a crank agent already listens on 127.0.0.1:5010; using it"
   else
@@ -328,6 +414,13 @@ if [ "$mode" = crank ]; then
     for s in "${runnable[@]}"; do run_crank "$s" "$r"; done
   done
   [ -z "$agent_pid" ] || stop_group "$agent_pid" 30
+fi
+if [ "$mode" = crank ]; then
+  if [ "${#agents[@]}" -gt 0 ]; then
+    for ((r = 1; r <= rounds; r++)); do
+      for s in "${runnable[@]}"; do run_crank "$s" "$r"; done
+    done
+  fi
 else
   log "crank is not available: Microsoft.Crank.Controller/Agent are not installable from this machine's package source (NuGet answers 404), so the job scripts of benchmarks.yml run directly"
 fi
@@ -411,15 +504,17 @@ run_fallback() {
   esac
   if [ "$pin" = 1 ]; then pin_app=(taskset -c 1); pin_load=(taskset -c 0); fi
 
-  for p in "$downstream_port" "$proxy_port"; do
-    if port_busy "$p"; then warn "$tag: port $p is already in use; run skipped"; failures=$((failures + 1)); return 0; fi
-  done
+  # Each port is checked where it will listen (in its namespace with --netns).
+  local busy=""
+  if "${in_downstream[@]}" bash -c "(exec 3<>/dev/tcp/$ds_target/$downstream_port) 2>/dev/null"; then busy="$ds_target:$downstream_port"
+  elif [ "$kind" != none ] && "${in_application[@]}" bash -c "(exec 3<>/dev/tcp/$srv_target/$proxy_port) 2>/dev/null"; then busy="$srv_target:$proxy_port"; fi
+  if [ -n "$busy" ]; then warn "$tag: $busy is already in use; run skipped"; failures=$((failures + 1)); return 0; fi
   : > "$samples"
 
   # 1. downstream (crank job "downstream")
   local ds_exe; ds_exe="$("$CRANK_DIR/publish.sh" --exe downstream)"
-  start_group "$logs/$tag.downstream.log" "$(dirname "$ds_exe")" "${pin_app[@]}" "$ds_exe" \
-    --urls "http://127.0.0.1:$downstream_port"
+  start_group "$logs/$tag.downstream.log" "$(dirname "$ds_exe")" "${in_downstream[@]}" "${pin_app[@]}" "$ds_exe" \
+    --urls "http://$ds_listen:$downstream_port"
   ds_pid="$STARTED_PID"
   if ! wait_ready "$ds_pid" "$logs/$tag.downstream.log" "Application started."; then
     stop_group "$ds_pid" 5; failures=$((failures + 1)); return 0
@@ -436,23 +531,23 @@ run_fallback() {
   case "$kind" in
     nginx)
       mkdir -p "$logs/$tag.nginx"
-      app_cmd=(env LISTEN_ADDRESS=127.0.0.1 "LISTEN_PORT=$proxy_port" DOWNSTREAM_ADDRESS=127.0.0.1
+      app_cmd=(env "LISTEN_ADDRESS=$srv_listen" "LISTEN_PORT=$proxy_port" "DOWNSTREAM_ADDRESS=$ds_target"
                "DOWNSTREAM_PORT=$downstream_port" "JOB_WORK_DIR=$logs/$tag.nginx" "$CRANK_DIR/nginx-job.sh")
       ready="nginx-job: ready" ;;
     haproxy)
-      app_cmd=(env LISTEN_ADDRESS=127.0.0.1 "LISTEN_PORT=$proxy_port" DOWNSTREAM_ADDRESS=127.0.0.1
+      app_cmd=(env "LISTEN_ADDRESS=$srv_listen" "LISTEN_PORT=$proxy_port" "DOWNSTREAM_ADDRESS=$ds_target"
                "DOWNSTREAM_PORT=$downstream_port" HAPROXY_THREADS=1 "$CRANK_DIR/haproxy-job.sh")
       ready="haproxy-job: ready" ;;
     dotnet)
       local exe; exe="$("$CRANK_DIR/publish.sh" --exe "$app")"
       app_dir="$(dirname "$exe")"
-      app_cmd=("$exe" --urls "http://127.0.0.1:$proxy_port" --downstream "http://127.0.0.1:$downstream_port")
+      app_cmd=("$exe" --urls "http://$srv_listen:$proxy_port" --downstream "http://$ds_target:$downstream_port")
       # LLRP only: --statsInterval 1 makes its allocated bytes/request describe the last second of load, not start-up.
       [ -z "$client" ] || app_cmd+=(--client "$client" --statsInterval 1)
       ready="Application started." ;;
   esac
   if [ "$kind" != none ]; then
-    start_group "$logs/$tag.application.log" "$app_dir" env "${env_args[@]}" "${pin_app[@]}" "${app_cmd[@]}"
+    start_group "$logs/$tag.application.log" "$app_dir" "${in_application[@]}" env "${env_args[@]}" "${pin_app[@]}" "${app_cmd[@]}"
     app_pid="$STARTED_PID"
     if ! wait_ready "$app_pid" "$logs/$tag.application.log" "$ready"; then
       stop_group "$app_pid" 5
@@ -472,9 +567,11 @@ run_fallback() {
 
   # 3. load (crank job "load"): the same wrk-job.sh, with a hook that samples /proc around the
   # measured run.
-  local url="http://127.0.0.1:$target_port$req_path" first_status=""
+  local target_address="$srv_target"
+  [ "$kind" != none ] || target_address="$ds_target"
+  local url="http://$target_address:$target_port$req_path" first_status=""
   if command -v curl > /dev/null; then
-    first_status="$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$url" || true)"
+    first_status="$("${in_load[@]}" curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$url" || true)"
     [[ "$first_status" == 2* ]] || warn "$tag: first request to $url answered '${first_status:-nothing}'"
   fi
   local sample_pids="downstream=$ds_pid"
@@ -482,10 +579,10 @@ run_fallback() {
   log "$tag: load ${warmup}s + ${duration}s on $url"
   # Its own process group too, so that Ctrl-C / SIGTERM of this script stops wrk at once.
   local load_rc=0
-  start_group "$logs/$tag.load.log" "$CRANK_DIR" env "SAMPLE_PIDS=$sample_pids" "SAMPLE_OUT=$samples" \
+  start_group "$logs/$tag.load.log" "$CRANK_DIR" "${in_load[@]}" env "SAMPLE_PIDS=$sample_pids" "SAMPLE_OUT=$samples" \
     "WRK_JOB_HOOK=$CRANK_DIR/proc-sample.sh" timeout --kill-after=5 $(( warmup + duration + 60 )) \
     "${pin_load[@]}" "$CRANK_DIR/wrk-job.sh" -w "$warmup" -d "$duration" -t "$threads" -c "$connections" \
-    --headers plaintext "$url"
+    --headers plaintext --max-errors "$max_errors" "$url"
   local load_pid="$STARTED_PID"
   wait "$load_pid" || load_rc=$?
   stop_group "$load_pid" 1
@@ -502,7 +599,11 @@ run_fallback() {
   vars="$(jq -n --argjson connections "$connections" --argjson threads "$threads" --argjson warmup "$warmup" \
     --argjson duration "$duration" --arg path "$req_path" --argjson serverPort "$proxy_port" \
     --argjson downstreamPort "$downstream_port" --arg client "$client" \
-    '{serverScheme: "http", serverAddress: "127.0.0.1", serverPort: $serverPort, downstreamAddress: "127.0.0.1",
+    --arg serverAddress "$srv_target" --arg serverListenAddress "${yml_vars[serverListenAddress]}" \
+    --arg downstreamAddress "$ds_target" --arg downstreamListenAddress "${yml_vars[downstreamListenAddress]}" \
+    --argjson maxErrors "$max_errors" \
+    '{serverScheme: "http", serverAddress: $serverAddress, serverListenAddress: $serverListenAddress, serverPort: $serverPort,
+      downstreamAddress: $downstreamAddress, downstreamListenAddress: $downstreamListenAddress, maxErrors: $maxErrors,
       downstreamPort: $downstreamPort, connections: $connections, threads: $threads, warmup: $warmup,
       duration: $duration, path: $path, presetHeaders: "plaintext"} + (if $client == "" then {} else {client: $client} end)')"
   job_json load "$logs/$tag.load.log" "" 0 "$vars" "$logs/$tag.load.job.json"
