@@ -2,7 +2,8 @@
 # Multi-host test of the benchmark pipeline on one machine: three network namespaces joined by a
 # bridge (crank/hosts.sh) stand in for the load, proxy and downstream machines, and run-local.sh's
 # fallback runs each scenario across them (--netns). While the load runs, `ss` inside each namespace
-# records the established TCP connections; the test then requires that
+# records the established TCP connections (the downstream binds 0.0.0.0, so its listen address differs
+# from the address the others target); the test then requires that
 #   - every scenario completed with requests, 0 bad responses and 0 socket errors,
 #   - the load's connections went from the load host to the proxy host (to the downstream host for
 #     direct), and each proxy's upstream connections from the proxy host to the downstream host,
@@ -52,8 +53,6 @@ trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT
 trap 'log "terminated"; exit 143' TERM
 
-rm -rf "$dir"
-mkdir -p "$dir"
 set +e
 "$hosts" up
 rc=$?
@@ -61,6 +60,8 @@ set -e
 if [ "$rc" = 77 ]; then log "SKIP: this machine cannot make network namespaces (reason above)"; exit 77; fi
 [ "$rc" = 0 ] || { log "FAIL: crank/hosts.sh up exited with $rc"; exit 1; }
 made_hosts=1
+rm -rf "$dir"
+mkdir -p "$dir"
 
 netns_arg="load=${ns[load]},application=${ns[proxy]},downstream=${ns[downstream]}"
 
@@ -95,6 +96,7 @@ log "run-local.sh across ${ns[load]} -> ${ns[proxy]} -> ${ns[downstream]}: ${sce
 set +e
 "$root/crank/run-local.sh" --netns "$netns_arg" \
   --variable "serverAddress=${address[proxy]}" --variable "downstreamAddress=${address[downstream]}" \
+  --variable downstreamListenAddress=0.0.0.0 \
   --proxy-port "$proxy_port" --downstream-port "$downstream_port" --no-install \
   --rounds 1 --warmup 1 --duration "$duration" --connections "$connections" --json-dir "$dir/run" \
   "${scenarios[@]}" > "$dir/run.log" 2>&1 &
