@@ -387,12 +387,11 @@ if [ "${#agents[@]}" -gt 0 ]; then
     --variable "applicationAgent=${agents[application]}" --variable "downstreamAgent=${agents[downstream]}")
 fi
 for k in "${!given_vars[@]}"; do crank_machine_args+=(--variable "$k=${given_vars[$k]}"); done
-if [ "$mode" = crank ] && [ "${#agents[@]}" -gt 0 ]; then
-  log "crank across the agents load=${agents[load]} application=${agents[application]} downstream=${agents[downstream]}"
-fi
 
-if [ "$mode" = crank ] && [ "${#agents[@]}" = 0 ]; then
-  if port_busy 5010; then
+if [ "$mode" = crank ]; then
+  if [ "${#agents[@]}" -gt 0 ]; then
+    log "crank across the agents load=${agents[load]} application=${agents[application]} downstream=${agents[downstream]}"
+  elif port_busy 5010; then
     log "a crank agent already listens on 127.0.0.1:5010; using it"
   else
     log "starting crank-agent on http://127.0.0.1:5010 (log: logs/agent.log)"
@@ -414,13 +413,6 @@ if [ "$mode" = crank ] && [ "${#agents[@]}" = 0 ]; then
     for s in "${runnable[@]}"; do run_crank "$s" "$r"; done
   done
   [ -z "$agent_pid" ] || stop_group "$agent_pid" 30
-fi
-if [ "$mode" = crank ]; then
-  if [ "${#agents[@]}" -gt 0 ]; then
-    for ((r = 1; r <= rounds; r++)); do
-      for s in "${runnable[@]}"; do run_crank "$s" "$r"; done
-    done
-  fi
 else
   log "crank is not available: Microsoft.Crank.Controller/Agent are not installable from this machine's package source (NuGet answers 404), so the job scripts of benchmarks.yml run directly"
 fi
