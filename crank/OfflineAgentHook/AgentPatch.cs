@@ -30,6 +30,9 @@ public sealed class AgentPatchException(AgentPatchError error, string message) :
 public static class AgentPatch
 {
     public const string InstallDirVariable = "LLRP_CRANK_DOTNET_INSTALL_DIR";
+
+    /// <summary>Space-separated names of more variables to remove, e.g. DOTNET_ROLL_FORWARD, which the agent needs only to start.</summary>
+    public const string ClearVariable = "LLRP_CRANK_HOOK_CLEAR";
     public const string StartupHooksVariable = "DOTNET_STARTUP_HOOKS";
     public const string StartupTypeName = "Microsoft.Crank.Agent.Startup";
     public const string AgentAssemblyName = "crank-agent";
@@ -43,12 +46,19 @@ public static class AgentPatch
         "exit 1\n";
 
     /// <summary>
-    /// Removes the hook's variables from the process environment (every job the agent starts inherits it), writes the
+    /// Removes the hook's variables and those <see cref="ClearVariable"/> names from the process environment (every
+    /// job the agent starts inherits it), writes the
     /// stand-in script into <paramref name="installDir"/> unless one is there, and points the agent's field at that
     /// folder. Returns the script's path.
     /// </summary>
     public static string Apply(string? installDir, Func<Type?> findStartup)
     {
+        var more = Environment.GetEnvironmentVariable(ClearVariable) ?? "";
+        foreach (var name in more.Split(' ', StringSplitOptions.RemoveEmptyEntries))
+        {
+            Environment.SetEnvironmentVariable(name, null);
+        }
+        Environment.SetEnvironmentVariable(ClearVariable, null);
         Environment.SetEnvironmentVariable(StartupHooksVariable, null);
         Environment.SetEnvironmentVariable(InstallDirVariable, null);
         if (string.IsNullOrWhiteSpace(installDir))

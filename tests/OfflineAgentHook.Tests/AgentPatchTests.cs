@@ -73,6 +73,10 @@ public sealed class AgentPatchTests : IDisposable
     {
         Environment.SetEnvironmentVariable(AgentPatch.StartupHooksVariable, "/somewhere/OfflineAgentHook.dll");
         Environment.SetEnvironmentVariable(AgentPatch.InstallDirVariable, _dir);
+        Environment.SetEnvironmentVariable(AgentPatch.ClearVariable, "LLRP_HOOK_TEST_A LLRP_HOOK_TEST_B");
+        Environment.SetEnvironmentVariable("LLRP_HOOK_TEST_A", "1");
+        Environment.SetEnvironmentVariable("LLRP_HOOK_TEST_B", "1");
+        Environment.SetEnvironmentVariable("LLRP_HOOK_TEST_KEPT", "1");
 
         AgentPatch.Apply(_dir, () => typeof(AgentLikeStartup));
 
@@ -84,6 +88,11 @@ public sealed class AgentPatchTests : IDisposable
         env.WaitForExit();
         Assert.DoesNotContain(AgentPatch.StartupHooksVariable + "=", output, StringComparison.Ordinal);
         Assert.DoesNotContain(AgentPatch.InstallDirVariable + "=", output, StringComparison.Ordinal);
+        Assert.DoesNotContain(AgentPatch.ClearVariable + "=", output, StringComparison.Ordinal);
+        Assert.DoesNotContain("LLRP_HOOK_TEST_A=", output, StringComparison.Ordinal);
+        Assert.DoesNotContain("LLRP_HOOK_TEST_B=", output, StringComparison.Ordinal);
+        Assert.Contains("LLRP_HOOK_TEST_KEPT=1", output, StringComparison.Ordinal);
+        Environment.SetEnvironmentVariable("LLRP_HOOK_TEST_KEPT", null);
     }
 
     [Theory]
