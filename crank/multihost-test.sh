@@ -69,7 +69,7 @@ netns_arg="load=${ns[load]},application=${ns[proxy]},downstream=${ns[downstream]
 log "run without downstreamAddress (must stop before any job)"
 set +e
 "$root/crank/run-local.sh" --netns "$netns_arg" --variable "serverAddress=${address[proxy]}" \
-  --no-install --rounds 1 --warmup 1 --duration 1 --json-dir "$dir/unset" llrp-llhttp > "$dir/unset.log" 2>&1
+  --no-install --no-report --rounds 1 --warmup 1 --duration 1 --json-dir "$dir/unset" llrp-llhttp > "$dir/unset.log" 2>&1
 rc=$?
 set -e
 sed 's/^/  | /' "$dir/unset.log"
@@ -97,7 +97,7 @@ set +e
 "$root/crank/run-local.sh" --netns "$netns_arg" \
   --variable "serverAddress=${address[proxy]}" --variable "downstreamAddress=${address[downstream]}" \
   --variable downstreamListenAddress=0.0.0.0 \
-  --proxy-port "$proxy_port" --downstream-port "$downstream_port" --no-install \
+  --proxy-port "$proxy_port" --downstream-port "$downstream_port" --no-install --no-report \
   --rounds 1 --warmup 1 --duration "$duration" --connections "$connections" --json-dir "$dir/run" \
   "${scenarios[@]}" > "$dir/run.log" 2>&1 &
 runner_pid=$!

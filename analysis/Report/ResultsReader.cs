@@ -50,7 +50,7 @@ internal static partial class ResultsReader
             }
             else if (RoundFile().IsMatch(name))
             {
-                throw new ReportException($"{file}: named like a run result (<scenario>.r<round>.json) but has no \"jobResults\" object (crank --json shape, crank-offline.md §6)");
+                throw new ReportException($"{file}: named like a run result (<scenario>.r<round>.json) but has no \"jobResults\" object (crank --json shape, docs/crank-offline.md)");
             }
             else
             {
@@ -189,11 +189,17 @@ internal static partial class ResultsReader
         BadResponses: r.FirstNumber("wrk/errors/badresponses", "http/requests/badresponses", "bombardier/badresponses"),
         SocketErrors: r.FirstNumber("wrk/errors/socketerrors", "http/requests/errors"));
 
+    /// <summary>Percent; the steadiness tolerance when a file does not state one (crank/run-local.sh's default).</summary>
+    public const double DefaultSteadyTolerance = 10;
+
     private static ProcessFigures ReadProcess(JsonElement? r, double? rps, int? processors)
     {
-        var cpu = r.FirstNumber("benchmarks/cpu");
-        var cores = r.FirstNumber("benchmarks/cpu/raw");
-        var perRequest = r.FirstNumber("proc/cpu/per-request");
+        // Window averages where run-local.sh recorded them; crank's benchmarks/cpu is the highest 1 s sample.
+        var cpu = r.FirstNumber("proc/cpu/average", "benchmarks/cpu");
+        var cores = r.FirstNumber("proc/cpu/raw/average", "benchmarks/cpu/raw");
+        // run-local.sh: the process's CPU time over the measured window / wrk's requests; under crank: LLRP's own
+        // figure over its statsWindow.
+        var perRequest = r.FirstNumber("proc/cpu/per-request", "llrp/cpu-per-request");
         var estimated = false;
         if (perRequest is null && rps is > 0)
         {
@@ -214,7 +220,23 @@ internal static partial class ResultsReader
             AllocatedPerRequest: r.FirstNumber("llrp/allocated-per-request"),
             WorkingSetMb: r.FirstNumber("benchmarks/working-set"),
             PeakWorkingSetMb: r.FirstNumber("proc/working-set/peak"),
-            Threads: r.FirstNumber("proc/threads"));
+            Threads: r.FirstNumber("proc/threads"),
+            Steady: ReadSteady(r));
+    }
+
+    private static Steadiness? ReadSteady(JsonElement? r)
+    {
+        var tolerance = r.FirstNumber("steady/tolerance") ?? DefaultSteadyTolerance;
+        if (r.FirstNumber("steady/first-half") is { } a && r.FirstNumber("steady/second-half") is { } b && a > 0 && b > 0)
+        {
+            return new Steadiness(a, b, tolerance);
+        }
+        // Under crank, LLRP's own halves (its statsWindow split in two).
+        if (r.FirstNumber("llrp/cpu-per-request/first-half") is { } c && r.FirstNumber("llrp/cpu-per-request/second-half") is { } d && c > 0 && d > 0)
+        {
+            return new Steadiness(c, d, tolerance);
+        }
+        return null;
     }
 
     /// <summary>Response body size the Downstream origin sends for a path: <c>?s=N</c>, else its default.</summary>
@@ -254,7 +276,8 @@ internal static partial class ResultsReader
         return new RunMeta(file, r.Prop("date").Text(), r.Prop("commit").Text(),
             r.Prop("dirty") is { ValueKind: JsonValueKind.True or JsonValueKind.False } d ? d.GetBoolean() : null,
             (int?)r.Prop("nproc").Number(), r.Prop("cpuModel").Text(), r.Prop("kernel").Text(), r.Prop("dotnetVersion").Text(),
-            r.Prop("wrk").Text(), r.Prop("nginx").Text(), r.Prop("haproxy").Text(), r.Prop("mode").Text(), pinned, commands, warnings, r.Prop("status").Text());
+            r.Prop("wrk").Text(), r.Prop("nginx").Text(), r.Prop("haproxy").Text(), r.Prop("mode").Text(), pinned, commands, warnings, r.Prop("status").Text(),
+            (int?)r.Prop("warmup").Number(), (int?)r.Prop("duration").Number());
     }
 
     [GeneratedRegex(@"^(?<scenario>.+)\.r(?<round>\d+)\.json$")]

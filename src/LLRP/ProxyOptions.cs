@@ -58,6 +58,10 @@ public sealed class ProxyOptions
     // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
     public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
 
+    // 0 = from the first request on; crank jobs pass the load's measured duration so the proxy's figures cover the
+    // measured window only (Diagnostics/SelfReport.cs).
+    public TimeSpan StatsWindow { get; init; } = TimeSpan.Zero;
+
     public static ProxyOptions From(IConfiguration config)
     {
         var downstream = config["downstream"];
@@ -99,6 +103,9 @@ public sealed class ProxyOptions
             StatsInterval = string.IsNullOrWhiteSpace(config["statsInterval"]) || config["statsInterval"] == "0"
                 ? TimeSpan.Zero
                 : Seconds(config, "statsInterval", 0),
+            StatsWindow = string.IsNullOrWhiteSpace(config["statsWindow"]) || config["statsWindow"] == "0"
+                ? TimeSpan.Zero
+                : Seconds(config, "statsWindow", 0),
         };
     }
 
@@ -128,7 +135,7 @@ public sealed class ProxyOptions
             $"maxRequestHeaderCount={MaxRequestHeaderCount} maxRequestBodySize={MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
-            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s");
+            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
 
     private static bool Bool(IConfiguration config, string key, bool fallback)
     {
