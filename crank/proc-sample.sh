@@ -21,8 +21,9 @@ sample() {
   local phase="$1" now entry name pid stat rss hwm threads wchar rchar key value port_bytes=0
   now="$(date +%s%N)"
   if [ -n "${SAMPLE_PORT:-}" ]; then
-    port_bytes="$(ss -tinH state established "( sport = :$SAMPLE_PORT )" 2>/dev/null \
-      | grep -o 'bytes_received:[0-9]*' | awk -F: '{ s += $2 } END { print s + 0 }')"
+    # No connection yet (grep finds nothing) is 0 bytes, not a failure.
+    port_bytes="$({ ss -tinH state established "( sport = :$SAMPLE_PORT )" 2>/dev/null || true; } \
+      | { grep -o 'bytes_received:[0-9]*' || true; } | awk -F: '{ s += $2 } END { print s + 0 }')"
   fi
   for entry in $SAMPLE_PIDS; do
     name="${entry%%=*}" pid="${entry#*=}"
