@@ -15,8 +15,8 @@
 # usage: wrk-job.sh [-w WARMUP_S] [-d DURATION_S] [-t THREADS] [-c CONNECTIONS] [--timeout S]
 #                   [--headers plaintext|none] [-H 'Name: value']... [--max-errors N] URL
 #
-# Defaults: -t 1 -c 64 (a 2-core box runs load, proxy and origin at once), 15 s warm-up + 15 s
-# measured (crank's own defaults; docs/methodology.md explains the warm-up).
+# Defaults: -t 1 -c 64 (a 2-core box runs load, proxy and origin at once), 20 s warm-up + 15 s
+# measured (docs/methodology.md explains the warm-up; crank's own defaults are 15 s + 15 s).
 # "--headers plaintext" (default) adds the two headers of crank's "plaintext" preset
 # (Accept: text/plain,... and Connection: keep-alive) so every scenario sends the same request.
 #
@@ -31,7 +31,7 @@
 # (statistics printed first). Without --max-errors any count passes.
 set -euo pipefail
 
-warmup=15
+warmup=20
 duration=15
 threads=1
 connections=64

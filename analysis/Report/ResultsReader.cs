@@ -7,7 +7,8 @@ namespace LLRP.Analysis;
 /// <summary>
 /// Finds and reads every result file under a directory: crank's own <c>--json</c> output and crank/run-local.sh's
 /// files of the same shape (<c>&lt;scenario&gt;.r&lt;round&gt;.json</c>), plus run-local's <c>run.json</c> and
-/// sweep.sh's <c>sweep.json</c> for the machine and the commands.
+/// sweep.sh's <c>sweep.json</c> for the machine and the commands. A committed sitting keeps its runs folded into
+/// <c>&lt;scenario&gt;.runs.json</c> arrays (analysis/aggregate.sh); those are read when the directory holds no per-run file.
 /// </summary>
 internal static partial class ResultsReader
 {
@@ -30,6 +31,9 @@ internal static partial class ResultsReader
             .Where(f => skipDirectory is null || !Path.GetFullPath(f).StartsWith(skipDirectory + Path.DirectorySeparatorChar, StringComparison.Ordinal))
             .Order(StringComparer.Ordinal)
             .ToList();
+        var folded = files.Where(f => f.EndsWith(".runs.json", StringComparison.Ordinal)).ToList();
+        var perRun = files.Any(f => RoundFile().IsMatch(Path.GetFileName(f)));
+        files = perRun ? files.Except(folded).ToList() : files;
 
         foreach (var file in files)
         {
@@ -39,6 +43,19 @@ internal static partial class ResultsReader
             if (root.ValueKind == JsonValueKind.Object && root.Prop("jobResults") is not null)
             {
                 runs.Add(ReadRun(file, root, RunJsonOf(file, metaByDir)));
+            }
+            else if (root.ValueKind == JsonValueKind.Array && name.EndsWith(".runs.json", StringComparison.Ordinal))
+            {
+                var i = 0;
+                foreach (var run in root.EnumerateArray())
+                {
+                    i++;
+                    if (run.ValueKind != JsonValueKind.Object || run.Prop("jobResults") is null)
+                    {
+                        throw new ReportException($"{file}: element {i} has no \"jobResults\" object (analysis/aggregate.sh writes crank --json runs)");
+                    }
+                    runs.Add(ReadRun($"{file}#{i}", run, null));
+                }
             }
             else if (name is "run.json" or "sweep.json")
             {
