@@ -716,7 +716,7 @@ run_fallback() {
       + "bad \($j.load.results["wrk/errors/badresponses"] // "?"), socket errors \($j.load.results["wrk/errors/socketerrors"] // "?")"' "$out")"
   log "$tag: $line"
   if [ "$(jq -r '.jobResults.jobs as $j | ($j.application // $j.downstream).results["steady/ok"] // ""' "$out")" = 0 ]; then
-    warn "$tag: NOT steady: the proxy's CPU us/request changed by more than ${steady_tolerance}% between the halves of the measured window (a longer --warmup may help)"
+    warn "$tag: NOT steady: the $([ -n "$app_pid" ] && echo "proxy's" || echo "downstream's") CPU us/request changed by more than ${steady_tolerance}% between the halves of the measured window (a longer --warmup, or a quieter machine, may help)"
   fi
 }
 
