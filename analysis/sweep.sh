@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Benchmark sweep: connection counts and response sizes (and PGO profiles), repeated in interleaved rounds through
-# crank/run-local.sh, then analysis/Report on the saved JSON. Keeps to a time budget.
+# crank/run-local.sh, then analysis/Report on the saved JSON (the same report run-local.sh writes). Keeps to a time
+# budget by cutting rounds, never the warm-up: every point of a sitting gets the same warm-up and duration, so the
+# default, pgo and nopgo points are comparable.
 #
 # usage: analysis/sweep.sh [options] [SCENARIO...]
 #   SCENARIO             default: every scenario of benchmarks.yml (direct nginx haproxy yarp, the four llrp-*
 #                        variants, httpclientproxy)
-#   --quick              try the pipeline in about 2 minutes: 1 round, 1 s + 2 s runs, connections 32 64, size 1 KB
-#   --budget-minutes M   stop starting runs once M minutes are used (default 60; 4 with --quick); durations
-#                        shrink to fit the plan, down to 1 s warm-up + 3 s measured
+#   --quick              try the pipeline in a few minutes: 1 round, 1 s + 2 s runs, connections 32 64, size 1 KB
+#                        (too short for steady state: for trying the scripts only)
+#   --budget-minutes M   stop starting runs once M minutes are used (default 180; 6 with --quick); the measured
+#                        duration shrinks to fit the plan, down to 10 s; the warm-up never shrinks
 #   --rounds N           rounds (default 3); each round runs every point once, scenarios interleaved inside
 #   --connections LIST   connection sweep at the default response size, comma-separated (default 32,64,128,256)
 #   --sizes LIST         response sizes in bytes for the size sweep via Downstream ?s=N (default 1024,65536;
 #                        10 B, Downstream's default body, is the base point itself)
 #   --base-connections C connections for the size sweep and the PGO points (default 64)
-#   --duration S / --warmup S   fixed seconds per run instead of fitting them to the budget
+#   --duration S / --warmup S   fixed seconds per run (default warm-up: 20 s, run-local.sh's; docs/methodology.md)
 #   --pgo | --no-pgo     also run the .NET variants with run-local's --pgo and --nopgo at the base point
 #                        (default: on, except with --quick)
 #   --pin                pass --pin to run-local.sh (wrk on CPU 0, proxy + origin on CPU 1)
@@ -23,11 +26,12 @@
 #                        with --quick artifacts/analysis/..., which git ignores)
 #   --dry-run            print the plan and the time estimate, run nothing
 #   --no-report          do not run analysis/Report at the end
-#   --no-install         never call apt-get (otherwise, as root, missing jq and librsvg2-bin are installed here and
-#                        wrk, nginx, HAProxy by run-local.sh)
+#   --no-install         never call apt-get (otherwise, as root, a missing jq is installed here and wrk, nginx,
+#                        HAProxy by run-local.sh)
 #   --fallback           pass --fallback to run-local.sh (run the job scripts directly even where crank is installed)
-# Output: DIR/<point>/r<round>/ (run-local.sh's JSON, run.json, machine.txt, logs/), DIR/sweep.json (machine,
-# commit, plan, every command), DIR/machine.txt, DIR/sweep.log, and DIR/report.md + charts.
+# Output: DIR/<point>/r<round>/ (run-local.sh's JSON, run.json, machine.txt, logs/), DIR/<point>/<scenario>.runs.json
+# (analysis/aggregate.sh: what a committed sitting keeps), DIR/sweep.json (machine, commit, plan, every command),
+# DIR/machine.txt, DIR/sweep.log, and DIR/report.md + PNG charts.
 # Exit status: 0 when every run succeeded, 1 when some failed or were cut by the budget, 2 on bad usage.
 set -euo pipefail
 
@@ -41,7 +45,7 @@ scenarios=()
 # Seconds a run costs beyond warm-up + measured time (start origin and proxy, readiness, stop, JSON), and a
 # run-local.sh invocation beyond its runs (publishing the apps, up to date). Measured on the 2-core box; the
 # running averages replace them once the sweep has timed its own invocations.
-RUN_OVERHEAD=3
+RUN_OVERHEAD=6
 INVOCATION_OVERHEAD=10
 
 die() { echo "sweep: $*" >&2; exit 2; }
@@ -74,9 +78,11 @@ while [ $# -gt 0 ]; do
 done
 
 if [ "$quick" = 1 ]; then
-  : "${budget_min:=4}" "${rounds:=1}" "${conns:=32,64}" "${sizes:=1024}" "${pgo:=0}" "${fixed_d:=2}" "${fixed_w:=1}"
+  : "${budget_min:=6}" "${rounds:=1}" "${conns:=32,64}" "${sizes:=1024}" "${pgo:=0}" "${fixed_d:=2}" "${fixed_w:=1}"
 else
-  : "${budget_min:=60}" "${rounds:=3}" "${conns:=32,64,128,256}" "${sizes:=1024,65536}" "${pgo:=1}"
+  : "${budget_min:=180}" "${rounds:=3}" "${conns:=64,256}" "${sizes:=}" "${pgo:=1}"
+  # run-local.sh's default warm-up, the steady-state floor (docs/methodology.md).
+  : "${fixed_w:=20}"
 fi
 [ "$sizes" != none ] || sizes=""
 [ "$rounds" -ge 1 ] || die "--rounds must be >= 1"
@@ -140,14 +146,13 @@ report_reserve=$(( report ? 45 : 0 ))
 estimate() {  # estimate WARMUP DURATION -> seconds for the whole plan
   echo $(( rounds * (${#points[@]} * INVOCATION_OVERHEAD + runs_per_round * ($1 + $2 + RUN_OVERHEAD)) + report_reserve ))
 }
+warmup="$fixed_w"
 if [ -n "$fixed_d" ]; then
-  duration="$fixed_d"; warmup="${fixed_w:-$(( fixed_d >= 15 ? 5 : (fixed_d + 2) / 3 ))}"
+  duration="$fixed_d"
 else
-  # Longest measured time (15 s, run-local's default, down to 3 s) whose plan fits the budget.
+  # Longest measured time (15 s, run-local's default, down to 10 s) whose plan fits the budget; the warm-up stays.
   duration=15
-  while :; do
-    warmup="${fixed_w:-$(( duration >= 15 ? 5 : (duration + 2) / 3 ))}"
-    if [ "$(estimate "$warmup" "$duration")" -le "$budget_s" ] || [ "$duration" -le 3 ]; then break; fi
+  while [ "$(estimate "$warmup" "$duration")" -gt "$budget_s" ] && [ "$duration" -gt 10 ]; do
     duration=$(( duration - 1 ))
   done
 fi
@@ -172,11 +177,9 @@ fi
 [ "$dry" = 0 ] || exit 0
 
 # ---------------------------------------------------------------- tools
-# jq writes sweep.json; rsvg-convert turns the report's SVG charts into PNG (without it the report links the SVGs).
-# wrk, nginx and HAProxy are run-local.sh's to install.
+# jq writes sweep.json; wrk, nginx and HAProxy are run-local.sh's to install.
 missing=()
 command -v jq > /dev/null || missing+=(jq)
-[ "$report" = 0 ] || command -v rsvg-convert > /dev/null || missing+=(librsvg2-bin)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$install" = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
     log "installing ${missing[*]} (apt-get)"
@@ -187,14 +190,14 @@ if [ "${#missing[@]}" -gt 0 ]; then
   fi
 fi
 command -v jq > /dev/null || { echo "sweep: jq is required (apt-get install -y jq)" >&2; exit 1; }
-command -v rsvg-convert > /dev/null || [ "$report" = 0 ] || warn "no rsvg-convert: the report will link SVG charts instead of PNG"
 
 # ---------------------------------------------------------------- machine facts
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 exec > >(tee -a "$out/sweep.log") 2>&1
 git_head="$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
-git_dirty="$(git -C "$ROOT" status --porcelain 2>/dev/null | head -c 1 | wc -c)"
+# A whole status (not piped into head: pipefail would turn its SIGPIPE into a failure).
+git_dirty=0; [ -z "$(git -C "$ROOT" status --porcelain 2>/dev/null)" ] || git_dirty=1
 cpu_model="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 dotnet_sdk="$(dotnet --version 2>/dev/null || echo none)"
 dotnet_runtime="$(dotnet --list-runtimes 2>/dev/null | awk '$1 == "Microsoft.NETCore.App" { v = $2 } END { print v }')"
@@ -279,7 +282,8 @@ for ((r = 1; r <= rounds; r++)); do
       warn "${warnings[-1]}"
       first_state="$state"
     fi
-    args=(--rounds 1 --warmup "$warmup" --duration "$duration" --connections "$c" --path "$path"
+    # --no-report: one report over the whole sweep at the end.
+    args=(--rounds 1 --warmup "$warmup" --duration "$duration" --connections "$c" --path "$path" --no-report
           --proxy-port "$proxy_port" --downstream-port "$origin_port" --json-dir "$dir")
     [ -z "$profile" ] || args+=("--$profile")
     [ "$pin" = 0 ] || args+=(--pin)
@@ -333,6 +337,7 @@ status=complete
 write_sweep_json "$status"
 log "sweep $status; $(( $(date +%s) - started ))s used of ${budget_s}s"
 
+"$ROOT/analysis/aggregate.sh" "$out" > /dev/null || warn "analysis/aggregate.sh found no run to fold"
 if [ "$report" = 1 ]; then
   log "report: dotnet run --project analysis/Report -c Release -- ${out#"$ROOT"/}"
   if (cd "$ROOT" && timeout 300 dotnet run --project analysis/Report/Report.csproj -c Release -- "$out"); then

@@ -1,24 +1,31 @@
 #!/usr/bin/env bash
-# crank "executable" job (and run-local.sh job) that runs Debian's HAProxy as the proxy on port 8080.
+# crank "executable" job (and run-local.sh job) that runs Debian's HAProxy as the proxy (port 8080 by default).
 #
 # It validates crank/haproxy/haproxy.cfg ("haproxy -c"), starts a background probe that prints the
 # ready line once the port accepts connections, then exec's "haproxy -db" (foreground, no master
 # process) so that the PID the crank agent tracks is the HAProxy process doing the work. HAProxy
 # exits on SIGTERM (hard stop) and SIGUSR1 (soft stop).
 #
-# Environment (all optional):
-#   LISTEN_ADDRESS (127.0.0.1)  LISTEN_PORT (8080)  DOWNSTREAM_ADDRESS (127.0.0.1)  DOWNSTREAM_PORT (8081)
+# Environment (all optional; set but empty is an error, so that a forgotten benchmarks.yml variable
+# is never replaced by a default):
+#   LISTEN_ADDRESS (127.0.0.1; 0.0.0.0 = every interface)  LISTEN_PORT (8080)
+#   DOWNSTREAM_ADDRESS (127.0.0.1)  DOWNSTREAM_PORT (8081)
 #   HAPROXY_THREADS (1)  HAPROXY (/usr/sbin/haproxy)  READY_TIMEOUT (30 s)
 # Ready line (crank readyStateText): "haproxy-job: ready"
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-: "${LISTEN_ADDRESS:=127.0.0.1}" "${LISTEN_PORT:=8080}"
-: "${DOWNSTREAM_ADDRESS:=127.0.0.1}" "${DOWNSTREAM_PORT:=8081}"
+: "${LISTEN_ADDRESS=127.0.0.1}" "${LISTEN_PORT=8080}"
+: "${DOWNSTREAM_ADDRESS=127.0.0.1}" "${DOWNSTREAM_PORT=8081}"
 : "${HAPROXY_THREADS:=1}" "${HAPROXY:=/usr/sbin/haproxy}" "${READY_TIMEOUT:=30}"
 export LISTEN_ADDRESS LISTEN_PORT DOWNSTREAM_ADDRESS DOWNSTREAM_PORT HAPROXY_THREADS
 
 [ -x "$HAPROXY" ] || { echo "haproxy-job: $HAPROXY not found (apt-get install -y haproxy)" >&2; exit 2; }
+[ -n "$LISTEN_ADDRESS" ] || { echo "haproxy-job: LISTEN_ADDRESS is empty (benchmarks.yml: serverListenAddress / serverAddress)" >&2; exit 2; }
+"$here/require-address.sh" --listen "LISTEN_ADDRESS=$LISTEN_ADDRESS" --target "DOWNSTREAM_ADDRESS=$DOWNSTREAM_ADDRESS"
+for v in LISTEN_PORT DOWNSTREAM_PORT HAPROXY_THREADS; do
+  [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "haproxy-job: $v='${!v}' is not a whole number" >&2; exit 2; }
+done
 cfg="$here/haproxy/haproxy.cfg"
 "$HAPROXY" -c -q -f "$cfg"
 

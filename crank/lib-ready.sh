@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sourced by the proxy job scripts. Debian's nginx (master_process off) and HAProxy (-db) print
 # nothing when they start listening, while crank waits for a readyStateText (its port probe is not
-# reliable, crank-offline.md §3), so the scripts run this function in the background before they
+# reliable, docs/crank-offline.md), so the scripts run this function in the background before they
 # exec the server.
 
 # announce_when_listening NAME ADDRESS PORT TIMEOUT_S

@@ -1,26 +1,44 @@
 #!/usr/bin/env bash
-# crank "executable" job (and run-local.sh job) that runs Debian's nginx as the proxy on port 8080.
+# crank "executable" job (and run-local.sh job) that runs Debian's nginx as the proxy (port 8080 by default).
 #
 # It renders crank/nginx/nginx.conf into a writable work folder, checks it with "nginx -t", starts a
 # background probe that prints the ready line once the port accepts connections, then exec's nginx
 # so that the PID the crank agent tracks (CPU, working set, SIGTERM on stop) is nginx itself.
 # nginx runs with "master_process off; daemon off;": one process, which exits on SIGTERM.
 #
-# Environment (all optional):
-#   LISTEN_ADDRESS (127.0.0.1)  LISTEN_PORT (8080)  DOWNSTREAM_ADDRESS (127.0.0.1)  DOWNSTREAM_PORT (8081)
-#   JOB_WORK_DIR   folder for the rendered config, pid and temp files (default: a new temp folder)
+# Environment (all optional; set but empty is an error, so that a forgotten benchmarks.yml variable
+# is never replaced by a default):
+#   LISTEN_ADDRESS (127.0.0.1; 0.0.0.0 = every interface)  LISTEN_PORT (8080)
+#   DOWNSTREAM_ADDRESS (127.0.0.1)  DOWNSTREAM_PORT (8081)
+#   JOB_WORK_DIR   folder for the rendered config, pid and temp files, kept (run-local.sh puts it in
+#                  its logs). Default: a new temp folder, removed as soon as nginx exits.
 #   NGINX          nginx binary (default /usr/sbin/nginx)
 #   READY_TIMEOUT  seconds to wait for the port before reporting failure (default 30)
 # Ready line (crank readyStateText): "nginx-job: ready"
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-: "${LISTEN_ADDRESS:=127.0.0.1}" "${LISTEN_PORT:=8080}"
-: "${DOWNSTREAM_ADDRESS:=127.0.0.1}" "${DOWNSTREAM_PORT:=8081}"
+: "${LISTEN_ADDRESS=127.0.0.1}" "${LISTEN_PORT=8080}"
+: "${DOWNSTREAM_ADDRESS=127.0.0.1}" "${DOWNSTREAM_PORT=8081}"
 : "${NGINX:=/usr/sbin/nginx}" "${READY_TIMEOUT:=30}"
-if [ -z "${JOB_WORK_DIR:-}" ]; then JOB_WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/nginx-job.XXXXXX")"; fi
 
 [ -x "$NGINX" ] || { echo "nginx-job: $NGINX not found (apt-get install -y nginx-light)" >&2; exit 2; }
+[ -n "$LISTEN_ADDRESS" ] || { echo "nginx-job: LISTEN_ADDRESS is empty (benchmarks.yml: serverListenAddress / serverAddress)" >&2; exit 2; }
+"$here/require-address.sh" --listen "LISTEN_ADDRESS=$LISTEN_ADDRESS" --target "DOWNSTREAM_ADDRESS=$DOWNSTREAM_ADDRESS"
+for v in LISTEN_PORT DOWNSTREAM_PORT; do
+  [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "nginx-job: $v='${!v}' is not a port number" >&2; exit 2; }
+done
+
+if [ -z "${JOB_WORK_DIR:-}" ]; then
+  JOB_WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/nginx-job.XXXXXX")"
+  # nginx writes its pid and temp files here while it runs, and exec leaves no shell to clean up
+  # afterwards: a detached remover waits for this PID (nginx after the exec) to go, then deletes
+  # the folder. It ignores the SIGTERM that stops nginx and holds none of the job's output open.
+  work_dir="$JOB_WORK_DIR" job_pid=$$
+  ( trap '' TERM INT HUP
+    while kill -0 "$job_pid" 2>/dev/null; do sleep 0.2; done
+    rm -rf "$work_dir" ) < /dev/null > /dev/null 2>&1 &
+fi
 mkdir -p "$JOB_WORK_DIR"
 conf="$JOB_WORK_DIR/nginx.conf"
 sed -e "s|@LISTEN_ADDRESS@|$LISTEN_ADDRESS|g" -e "s|@LISTEN_PORT@|$LISTEN_PORT|g" \

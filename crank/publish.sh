@@ -5,7 +5,7 @@
 # Used by benchmarks.yml (crank "beforeJob" commands: the controller runs them on its own machine,
 # then uploads the folder with localFolder) and by run-local.sh. Publishing on the controller side
 # means the crank agent never builds .NET code, so it never resolves or downloads SDKs and runtimes
-# (crank-offline.md §1, §3, §10).
+# (docs/crank-offline.md).
 #
 # usage: crank/publish.sh NAME...          publish (NAME: downstream llrp httpclientproxy yarp)
 #        crank/publish.sh --exe NAME       print the path of NAME's published executable

@@ -1,7 +1,8 @@
 # Turns crank stdout statistics blocks into one job entry of crank's --json output
-# (JobResult: results, metadata, measurements, environment, variables; crank-offline.md §6),
+# (JobResult: results, metadata, measurements, environment, variables; docs/crank-offline.md),
 # aggregating each measurement the way crank's controller does: by its metadata's "aggregate"
-# operation (First, Last, Avg, Sum, Median, Max, Min, Count, All, Delta = max - min).
+# operation (First, Last, Avg, Sum, Median, Max, Min, Count, All, Delta = max - min). A name that
+# lists several keys ("wrk/requests;http/requests") is stored under each of them, as crank does.
 #
 # jq -n --slurpfile blocks FILE --argjson env ENV --argjson vars VARS -f results.jq
 # FILE holds zero or more {"Metadata":[...],"Measurements":[...]} objects (any key casing).
@@ -32,8 +33,11 @@ def aggregate($op; $v):
 | {
     results: (reduce $names[] as $n ({};
         [$meas[] | select(.name == $n) | .value] as $v
-        | if ($v | length) > 0 then .[$n] = aggregate($byname[$n].aggregate // "Last"; $v) else . end)),
-    metadata: [$names[] | $byname[.] | {name, description: (.shortdescription // .name), format: (.format // "")}],
+        | if ($v | length) > 0
+          then aggregate($byname[$n].aggregate // "Last"; $v) as $a | reduce ($n | split(";")[]) as $k (.; .[$k] = $a)
+          else . end)),
+    metadata: [$names[] | $byname[.] as $m | ($m.name | split(";")[])
+               | {name: ., description: ($m.shortdescription // .), format: ($m.format // "")}],
     measurements: [[$meas[] | {timestamp, name, value}]],
     environment: $env,
     variables: $vars

@@ -7,7 +7,7 @@
 #                   llrp-yarp httpclientproxy yarp (default: every one that can run here)
 #   --rounds N      interleaved rounds: round 1 runs A B C, round 2 runs A B C, ... (default 3)
 #   --duration S    measured seconds per run (default 15)
-#   --warmup S      warm-up seconds before each measured run (default 5)
+#   --warmup S      warm-up seconds before each measured run (default 20: see docs/methodology.md)
 #   --connections C wrk connections (default 64: 2-core box, see README)
 #   --threads T     wrk threads (default 1)
 #   --path P        request path, e.g. '/?s=1024' (default /)
@@ -16,11 +16,21 @@
 #   --pgo | --nopgo run the proxy (application) with the "pgo" / "nopgo" environment (benchmarks.yml profiles)
 #   --app-env K=V   extra environment variable for the proxy, e.g. shareClients=true (repeatable)
 #   --proxy-port P / --downstream-port P   (defaults 8080 / 8081)
+#   --steady-tolerance P   largest change of the proxy's CPU us/request between the two halves of the
+#                   measured window for a run to count as steady, in percent (default 10)
 #   --fallback      do not use crank even if it is installed
 #   --no-install    never call apt-get
-# Writes <json-dir>/<scenario>.r<round>.json (crank --json shape), run.json, machine.txt, summary.md,
-# and each run's logs under <json-dir>/logs/. Exit status: 0 if every run that was attempted
-# succeeded, 1 otherwise, 2 on bad usage.
+#   --no-report     do not write report.md and the charts at the end
+#   --variable NAME=VALUE  a benchmarks.yml variable (passed on to crank): serverAddress, serverListenAddress,
+#                   downstreamAddress, downstreamListenAddress (default 127.0.0.1 / the target), maxErrors
+#                   (default 0: a run with more bad responses + socket errors fails)
+#   --agents load=URL,application=URL,downstream=URL  crank across three machines' agents with
+#                   --profile multimachine; serverAddress and downstreamAddress have no default then
+#   --netns load=NS,application=NS,downstream=NS  the fallback across network namespaces (crank/hosts.sh):
+#                   each role's processes run in its namespace; the addresses have no default either
+# Writes <json-dir>/<scenario>.r<round>.json (crank --json shape), run.json, machine.txt, report.md
+# with PNG charts, and each run's logs under <json-dir>/logs/. Exit status: 0 if every run that was
+# attempted succeeded, 1 otherwise, 2 on bad usage.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,16 +38,56 @@ CRANK_DIR="$ROOT/crank"
 ALL_SCENARIOS=(direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext llrp-yarp httpclientproxy yarp)
 COMMAND_LINE="crank/run-local.sh$(printf ' %q' "$@")"
 
-rounds=3 duration=15 warmup=5 connections=64 threads=1 req_path=/
+# Warm-up: full YARP, the slowest .NET variant to reach tier-1 code, needed ~20 s of load on the shared
+# 2-core box before its CPU us/request stopped falling (docs/methodology.md, "Warm-up"); crank's own
+# default, 15 s, is the floor; the measured duration is crank's default.
+rounds=3 duration=15 warmup=20 connections=64 threads=1 req_path=/
 json_dir="" pin=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8081
 ready_timeout=60
+# 10 %: on the shared 2-core box two halves of a steady run differ by up to ~5 % (docs/methodology.md);
+# a variant still leaving tiered-up code behind differs by 30 % and more.
+steady_tolerance=10 report=1
+# Seconds a run costs beyond warm-up + measured time: start the origin and the proxy, wait for them,
+# one first request, stop both (SIGTERM), write the JSON. Timed on the 2-core box.
+RUN_OVERHEAD=6
 app_env=()
 scenarios=()
 
 log() { printf '[run-local %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 warn() { printf '[run-local %s] WARNING: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-usage() { sed -n '2,24p' "$0"; exit "${1:-2}"; }
-need_int() { [[ "$2" =~ ^[0-9]+$ ]] || { echo "run-local: $1 needs a whole number, got '$2'" >&2; exit 2; }; }
+# --help prints the usage block of the header (without the comment marks); bad usage is one line and exit 2.
+usage() { sed -n '/^# usage:/,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0; }
+bad_usage() { echo "run-local: $* (see --help)" >&2; exit 2; }
+need_int() { [[ "$2" =~ ^[0-9]+$ ]] || bad_usage "$1 needs a whole number, got '$2'"; }
+
+# ---------------------------------------------------------------- machines and addresses
+# benchmarks.yml's address variables, the error threshold and, for runs across machines, the crank
+# agents (--agents) or the network namespaces of the fallback (--netns). Across machines no address
+# has a default (the multimachine profile's rule): a forgotten one stops the run before any job.
+declare -A yml_vars=([serverListenAddress]="" [downstreamListenAddress]="" [maxErrors]=0)
+declare -A given_vars=() agents=() netns=()
+machines_option() {
+  local option="$1" value="$2" kv role kvs
+  case "$option" in
+    --variable)
+      [[ "$value" == *=* ]] || bad_usage "--variable needs NAME=VALUE"
+      case "${value%%=*}" in
+        serverAddress|serverListenAddress|downstreamAddress|downstreamListenAddress) ;;
+        maxErrors) need_int "--variable maxErrors" "${value#*=}" ;;
+        *) bad_usage "--variable ${value%%=*}: only serverAddress, serverListenAddress, downstreamAddress, downstreamListenAddress and maxErrors" ;;
+      esac
+      given_vars[${value%%=*}]="${value#*=}" ;;
+    --agents|--netns)
+      [ -n "$value" ] || bad_usage "$option needs load=...,application=...,downstream=..."
+      IFS=, read -r -a kvs <<< "$value"
+      for kv in "${kvs[@]}"; do
+        role="${kv%%=*}"
+        case "$role" in load|application|downstream) ;; *) bad_usage "$option: unknown role '$role' (load, application, downstream)" ;; esac
+        [[ "$kv" == *=?* ]] || bad_usage "$option: '$kv' needs ROLE=VALUE"
+        if [ "$option" = --agents ]; then agents[$role]="${kv#*=}"; else netns[$role]="${kv#*=}"; fi
+      done ;;
+  esac
+}
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -46,32 +96,70 @@ while [ $# -gt 0 ]; do
     --warmup) need_int "$1" "${2:-}"; warmup="$2"; shift 2 ;;
     --connections) need_int "$1" "${2:-}"; connections="$2"; shift 2 ;;
     --threads) need_int "$1" "${2:-}"; threads="$2"; shift 2 ;;
-    --path) req_path="${2:?--path needs a value}"; shift 2 ;;
-    --json-dir) json_dir="${2:?--json-dir needs a value}"; shift 2 ;;
+    --path) [ -n "${2:-}" ] || bad_usage "--path needs a value"; req_path="$2"; shift 2 ;;
+    --json-dir) [ -n "${2:-}" ] || bad_usage "--json-dir needs a value"; json_dir="$2"; shift 2 ;;
+    --steady-tolerance) need_int "$1" "${2:-}"; steady_tolerance="$2"; shift 2 ;;
+    --no-report) report=0; shift ;;
     --pin) pin=1; shift ;;
     --pgo) pgo=pgo; shift ;;
     --nopgo) pgo=nopgo; shift ;;
-    --app-env) [[ "${2:-}" == *=* ]] || { echo "run-local: --app-env needs K=V" >&2; exit 2; }; app_env+=("$2"); shift 2 ;;
+    --app-env) [[ "${2:-}" == *=* ]] || bad_usage "--app-env needs K=V"; app_env+=("$2"); shift 2 ;;
     --proxy-port) need_int "$1" "${2:-}"; proxy_port="$2"; shift 2 ;;
     --downstream-port) need_int "$1" "${2:-}"; downstream_port="$2"; shift 2 ;;
     --fallback) use_crank=0; shift ;;
     --no-install) install=0; shift ;;
-    -h|--help) usage 0 ;;
-    -*) echo "run-local: unknown option $1" >&2; usage ;;
+    --variable|--agents|--netns) machines_option "$1" "${2:-}"; shift 2 ;;
+    -h|--help) usage ;;
+    -*) bad_usage "unknown option $1" ;;
     *)
       known=0
       for s in "${ALL_SCENARIOS[@]}"; do [ "$s" = "$1" ] && known=1; done
-      [ "$known" = 1 ] || { echo "run-local: unknown scenario '$1' (${ALL_SCENARIOS[*]})" >&2; exit 2; }
+      [ "$known" = 1 ] || bad_usage "unknown scenario '$1' (${ALL_SCENARIOS[*]})"
       scenarios+=("$1"); shift ;;
   esac
 done
 if [ "$rounds" -lt 1 ] || [ "$duration" -lt 1 ] || [ "$connections" -lt 1 ] || [ "$threads" -lt 1 ]; then
-  echo "run-local: rounds, duration, connections and threads must be >= 1" >&2; exit 2
+  bad_usage "rounds, duration, connections and threads must be >= 1"
 fi
-[ "$threads" -le "$connections" ] || { echo "run-local: wrk needs connections >= threads" >&2; exit 2; }
-[[ "$req_path" == /* ]] || { echo "run-local: --path must start with /" >&2; exit 2; }
+[ "$threads" -le "$connections" ] || bad_usage "wrk needs connections >= threads"
+[[ "$req_path" == /* ]] || bad_usage "--path must start with /"
 explicit_scenarios=0
 if [ "${#scenarios[@]}" -gt 0 ]; then explicit_scenarios=1; else scenarios=("${ALL_SCENARIOS[@]}"); fi
+
+# ---------------------------------------------------------------- machines and addresses (resolved)
+multimachine=0 in_load=() in_application=() in_downstream=()
+if [ "${#agents[@]}" -gt 0 ] && [ "${#netns[@]}" -gt 0 ]; then echo "run-local: --agents (crank) and --netns (fallback) exclude each other" >&2; exit 2; fi
+for r in load application downstream; do
+  if [ "${#agents[@]}" -gt 0 ] && [ -z "${agents[$r]:-}" ]; then echo "run-local: --agents needs a URL for $r" >&2; exit 2; fi
+  if [ "${#netns[@]}" -gt 0 ] && [ -z "${netns[$r]:-}" ]; then echo "run-local: --netns needs a namespace for $r" >&2; exit 2; fi
+done
+if [ "${#agents[@]}" -gt 0 ]; then
+  multimachine=1
+  [ "$use_crank" = 1 ] || { echo "run-local: --agents drives crank; it cannot be combined with --fallback" >&2; exit 2; }
+elif [ "${#netns[@]}" -gt 0 ]; then
+  multimachine=1 use_crank=0
+  [ "$(id -u)" = 0 ] || { echo "run-local: --netns needs root (ip netns exec)" >&2; exit 2; }
+  for r in load application downstream; do
+    ip netns list 2>/dev/null | awk '{ print $1 }' | grep -qx "${netns[$r]}" \
+      || { echo "run-local: --netns: namespace '${netns[$r]}' ($r) does not exist (crank/hosts.sh up)" >&2; exit 2; }
+  done
+  in_load=(ip netns exec "${netns[load]}") in_application=(ip netns exec "${netns[application]}")
+  in_downstream=(ip netns exec "${netns[downstream]}")
+fi
+if [ "$multimachine" = 0 ]; then yml_vars[serverAddress]=127.0.0.1 yml_vars[downstreamAddress]=127.0.0.1; fi
+for k in "${!given_vars[@]}"; do yml_vars[$k]="${given_vars[$k]}"; done
+ds_target="${yml_vars[downstreamAddress]:-}" srv_target="${yml_vars[serverAddress]:-}"
+ds_listen="${yml_vars[downstreamListenAddress]:-$ds_target}" srv_listen="${yml_vars[serverListenAddress]:-$srv_target}"
+max_errors="${yml_vars[maxErrors]}"
+# The same rules as the multimachine profile's endpoints, before anything is published or started.
+address_checks=(--target "downstreamAddress=$ds_target" --listen "downstreamListenAddress=${yml_vars[downstreamListenAddress]}")
+for s in "${scenarios[@]}"; do
+  if [ "$s" != direct ]; then
+    address_checks+=(--target "serverAddress=$srv_target" --listen "serverListenAddress=${yml_vars[serverListenAddress]}"); break
+  fi
+done
+[ "$multimachine" = 0 ] || address_checks=(--remote "${address_checks[@]}")
+"$ROOT/crank/require-address.sh" "${address_checks[@]}" || { echo "run-local: no job started: fix the address variables above" >&2; exit 2; }
 
 [ -n "$json_dir" ] || json_dir="$ROOT/artifacts/crank/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$json_dir/logs"
@@ -227,10 +315,13 @@ for s in "${scenarios[@]}"; do
   runnable+=("$s")
 done
 [ "${#runnable[@]}" -gt 0 ] || { warn "no scenario can run"; exit 1; }
+expected_s=$(( ${#runnable[@]} * rounds * (warmup + duration + RUN_OVERHEAD) ))
+log "expected run time: ~$(( (expected_s + 59) / 60 )) min (${#runnable[@]} scenarios x $rounds rounds x (${warmup}s warm-up + ${duration}s measured + ~${RUN_OVERHEAD}s start/stop))$([ "$report" = 0 ] || echo ', then the report')"
 
 # ---------------------------------------------------------------- run metadata
 git_head="$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
-git_dirty="$(git -C "$ROOT" status --porcelain 2>/dev/null | head -c 1 | wc -c)"
+# A whole status (not piped into head: pipefail would turn its SIGPIPE into a failure).
+git_dirty=0; [ -z "$(git -C "$ROOT" status --porcelain 2>/dev/null)" ] || git_dirty=1
 cpu_model="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 dotnet_version="$(dotnet --version 2>/dev/null || echo none)"
 wrk_version="$(wrk -v 2>&1 | head -n 1 || true)"
@@ -250,6 +341,9 @@ for d in "$ROOT/.tools/crank" "$ROOT/.tools" ""; do
 done
 mode=fallback
 if [ "$use_crank" = 1 ] && [ -n "$crank_bin" ]; then mode=crank; fi
+if [ "${#agents[@]}" -gt 0 ] && [ "$mode" != crank ]; then
+  echo "run-local: --agents needs crank (crank and crank-agent on PATH or in .tools/crank/; crank/README.md)" >&2; exit 1
+fi
 
 app_env_json="$(printf '%s\n' "${app_env[@]}" | jq -R -s 'split("\n") | map(select(length > 0))')"
 jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_dirty" \
@@ -258,12 +352,13 @@ jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_di
   --arg haproxy "$haproxy_version" --arg command "$COMMAND_LINE" --arg mode "$mode" \
   --argjson rounds "$rounds" --argjson duration "$duration" --argjson warmup "$warmup" \
   --argjson connections "$connections" --argjson threads "$threads" --arg path "$req_path" \
-  --argjson pin "$pin" --arg pgo "$pgo" --argjson appEnv "$app_env_json" \
+  --argjson pin "$pin" --arg pgo "$pgo" --argjson appEnv "$app_env_json" --argjson tolerance "$steady_tolerance" \
   --argjson scenarios "$(printf '%s\n' "${runnable[@]}" | jq -R . | jq -s .)" \
   '{date: $date, commit: $commit, dirty: ($dirty > 0), nproc: $nproc, cpuModel: $cpu, kernel: $kernel,
     dotnetVersion: $dotnet, wrk: $wrk, nginx: $nginx, haproxy: $haproxy, command: $command, mode: $mode,
     rounds: $rounds, duration: $duration, warmup: $warmup, connections: $connections, threads: $threads,
-    path: $path, pinned: ($pin == 1), profile: $pgo, applicationEnvironment: $appEnv, scenarios: $scenarios}' \
+    path: $path, pinned: ($pin == 1), profile: $pgo, applicationEnvironment: $appEnv, scenarios: $scenarios,
+    steadyTolerancePercent: $tolerance}' \
   > "$json_dir/run.json"
 {
   echo "date:        $started_at"
@@ -286,7 +381,7 @@ log "mode: $mode; scenarios: ${runnable[*]}; $rounds round(s) of ${warmup}s warm
 run_crank() {
   local s="$1" r="$2"
   local out="$json_dir/$s.r$r.json" args=()
-  args=(--config "$ROOT/benchmarks.yml" --scenario "$s" --profile local --json "$out"
+  args=(--config "$ROOT/benchmarks.yml" --scenario "$s" --json "$out" "${crank_machine_args[@]}"
         --variable "connections=$connections" --variable "threads=$threads" --variable "warmup=$warmup"
         --variable "duration=$duration" --variable "path=$req_path"
         --variable "serverPort=$proxy_port" --variable "downstreamPort=$downstream_port"
@@ -305,14 +400,34 @@ run_crank() {
   fi
 }
 
+# One local agent (--profile local), or the three agents of --agents (--profile multimachine).
+crank_machine_args=(--profile local)
+if [ "${#agents[@]}" -gt 0 ]; then
+  crank_machine_args=(--profile multimachine --variable "loadAgent=${agents[load]}"
+    --variable "applicationAgent=${agents[application]}" --variable "downstreamAgent=${agents[downstream]}")
+fi
+for k in "${!given_vars[@]}"; do crank_machine_args+=(--variable "$k=${given_vars[$k]}"); done
+
 if [ "$mode" = crank ]; then
-  if port_busy 5010; then
+  if [ "${#agents[@]}" -gt 0 ]; then
+    log "crank across the agents load=${agents[load]} application=${agents[application]} downstream=${agents[downstream]}"
+  elif port_busy 5010; then
     log "a crank agent already listens on 127.0.0.1:5010; using it"
   else
-    log "starting crank-agent on http://127.0.0.1:5010 (log: logs/agent.log)"
-    # net8.0 tools on a .NET 10-only machine need roll-forward (crank-offline.md §7). An offline
-    # agent also needs the dotnet-install.sh workaround described in crank/README.md.
+    # The offline agent hook (crank/OfflineAgentHook, docs/crank-offline.md): without it an agent with no
+    # internet dies on its first job trying to download dotnet-install.sh.
+    hook_dir="$ROOT/artifacts/offline-agent-hook"
+    log "building the offline agent hook (logs/hook-build.log)"
+    if ! timeout 600 dotnet build "$ROOT/crank/OfflineAgentHook/OfflineAgentHook.csproj" -c Release -o "$hook_dir" -nologo \
+        > "$json_dir/logs/hook-build.log" 2>&1; then
+      warn "the offline agent hook does not build (logs/hook-build.log)"; exit 1
+    fi
+    log "starting crank-agent on http://127.0.0.1:5010 with the offline hook (log: logs/agent.log)"
+    # net8.0 tools on a .NET 10-only machine need DOTNET_ROLL_FORWARD=Major to start; the hook then removes
+    # it, DOTNET_STARTUP_HOOKS and its own variables from the agent's environment, so jobs inherit none.
     start_group "$json_dir/logs/agent.log" "$ROOT" env DOTNET_ROLL_FORWARD=Major \
+      "DOTNET_STARTUP_HOOKS=$hook_dir/OfflineAgentHook.dll" "LLRP_CRANK_DOTNET_INSTALL_DIR=$hook_dir/dotnet-install" \
+      LLRP_CRANK_HOOK_CLEAR=DOTNET_ROLL_FORWARD \
       "$agent_bin" --url http://127.0.0.1:5010 --hostname 127.0.0.1 \
       --dotnethome "${DOTNET_ROOT:-/usr/share/dotnet}"
     agent_pid="$STARTED_PID"
@@ -338,27 +453,67 @@ fi
 ticks_per_s="$(getconf CLK_TCK)"
 
 # proc_block ROLE SAMPLES REQUESTS: statistics block (crank stdout protocol) with the process
-# measurements of ROLE over the measured window, from proc-sample.sh's lines.
+# measurements of ROLE over the measured window, from proc-sample.sh's lines (window edges + 1 s ticks).
+# crank's own names keep crank's meaning: benchmarks/cpu and benchmarks/working-set are the maximum of
+# the 1-second samples (benchmarks/cpu: 100 % = all cores; /raw: 100 % = one core). Window averages and
+# deltas have their own names (proc/...). steady/* compares the CPU us/request of the window's two
+# halves; the requests of each half come from the request bytes received on the load's port (ss), which
+# grow in proportion to the requests when every request is the same, as in every scenario here.
 proc_block() {
   local role="$1" samples="$2" requests="$3"
-  awk -v CONVFMT=%.10g -v role="$role" -v tck="$ticks_per_s" -v req="$requests" -v ncpu="$nproc_n" '
-    $2 == role && $1 == "measure-start" && NF >= 8 { t0 = $3; c0 = $4 + $5 }
-    $2 == role && $1 == "measure-end" && NF >= 8 { t1 = $3; c1 = $4 + $5; rss = $6; hwm = $7; thr = $8; ok = 1 }
+  awk -v CONVFMT=%.10g -v role="$role" -v tck="$ticks_per_s" -v req="$requests" -v ncpu="$nproc_n" -v tol="$steady_tolerance" '
+    $2 == role && NF >= 11 && ($1 == "measure-start" || $1 == "tick" || $1 == "measure-end") {
+      if ($1 == "measure-start") { n = 0 }
+      n++; t[n] = $3; c[n] = $4 + $5; rss[n] = $6; hwm = $7; thr = $8; b[n] = $11
+      if ($1 == "measure-end") ok = 1
+    }
     END {
-      if (!ok || t0 == "") exit 0
-      win = (t1 - t0) / 1e9; cpu_us = (c1 - c0) * 1e6 / tck
-      raw = win > 0 ? cpu_us / 1e6 / win * 100 : 0
-      n = 0
-      m[++n] = "benchmarks/cpu|Max|Max|CPU usage (%)|Average CPU usage over the measured window, 100% = all cores|n0|" raw / ncpu
-      m[++n] = "benchmarks/cpu/raw|Max|Max|Cores usage (%)|Average CPU usage over the measured window, 100% = one core|n0|" raw
-      m[++n] = "benchmarks/working-set|Max|Max|Working set (MB)|Resident set (VmRSS) at the end of the measured window|n0|" rss / 1024
-      m[++n] = "proc/working-set/peak|Max|Max|Peak working set (MB)|Peak resident set of the process (VmHWM)|n0|" hwm / 1024
-      m[++n] = "proc/cpu/time|Max|Sum|CPU time (ms)|User + system CPU time over the measured window (ms)|n0|" cpu_us / 1000
-      if (req > 0) m[++n] = "proc/cpu/per-request|Max|Avg|CPU per request (us)|CPU time per completed request over the measured window (us)|n2|" cpu_us / req
-      m[++n] = "proc/threads|Max|Max|Threads|Threads at the end of the measured window|n0|" thr
-      m[++n] = "proc/window|Max|Max|Measured window (s)|Wall-clock seconds between the two samples|n2|" win
+      if (!ok || n < 2) exit 0
+      win = (t[n] - t[1]) / 1e9; cpu_us = (c[n] - c[1]) * 1e6 / tck
+      avg_raw = win > 0 ? cpu_us / 1e6 / win * 100 : 0
+      max_raw = 0; max_rss = 0
+      for (i = 1; i <= n; i++) if (rss[i] > max_rss) max_rss = rss[i]
+      for (i = 2; i <= n; i++) {
+        dt = (t[i] - t[i - 1]) / 1e9
+        # crank samples every second: a last interval much shorter than that is too coarse to count.
+        if (dt < 0.5) continue
+        p = (c[i] - c[i - 1]) * 1e6 / tck / 1e6 / dt * 100
+        if (p > max_raw) max_raw = p
+      }
+      if (max_raw == 0) max_raw = avg_raw
+      k = 0
+      m[++k] = "benchmarks/cpu|Max|Max|CPU usage (%)|Highest 1-second CPU usage in the measured window, 100% = all cores|n0|" max_raw / ncpu
+      m[++k] = "benchmarks/cpu/raw|Max|Max|Cores usage (%)|Highest 1-second CPU usage in the measured window, 100% = one core|n0|" max_raw
+      m[++k] = "benchmarks/working-set|Max|Max|Working set (MB)|Highest 1-second resident set (VmRSS) in the measured window|n0|" max_rss / 1024
+      m[++k] = "proc/cpu/average|Max|Avg|CPU average (%)|Average CPU usage over the measured window, 100% = all cores|n1|" avg_raw / ncpu
+      m[++k] = "proc/cpu/raw/average|Max|Avg|Cores average (%)|Average CPU usage over the measured window, 100% = one core|n1|" avg_raw
+      m[++k] = "proc/working-set/end|Max|Max|Working set at end (MB)|Resident set (VmRSS) at the end of the measured window|n0|" rss[n] / 1024
+      m[++k] = "proc/working-set/peak|Max|Max|Peak working set (MB)|Peak resident set of the process since it started (VmHWM)|n0|" hwm / 1024
+      m[++k] = "proc/cpu/time|Max|Sum|CPU time (ms)|User + system CPU time over the measured window (ms)|n0|" cpu_us / 1000
+      if (req > 0) m[++k] = "proc/cpu/per-request|Max|Avg|CPU per request (us)|CPU time per completed request over the measured window (us)|n2|" cpu_us / req
+      m[++k] = "proc/threads|Max|Max|Threads|Threads at the end of the measured window|n0|" thr
+      m[++k] = "proc/window|Max|Max|Measured window (s)|Wall-clock seconds between the two edge samples|n2|" win
+      # The two halves: from the first sample to the last one that still saw the load connections (the
+      # edge sample after wrk exits sees none), split at the sample nearest to the middle. Requests per
+      # half: request bytes of the half / bytes per request, the latter from the whole stretch.
+      last = n; while (last > 1 && b[last] <= 0) last--
+      mid = 1; tm = (t[1] + t[last]) / 2
+      for (i = 1; i <= last; i++) { d = t[i] - tm; dm = t[mid] - tm; if ((d < 0 ? -d : d) < (dm < 0 ? -dm : dm)) mid = i }
+      span = (t[last] - t[1]) / (t[n] - t[1])
+      if (req > 0 && span > 0.5 && mid > 1 && mid < last && b[mid] > b[1] && b[last] > b[mid]) {
+        per_req = (b[last] - b[1]) / (req * span)
+        r1 = (b[mid] - b[1]) / per_req; r2 = (b[last] - b[mid]) / per_req
+        h1 = (c[mid] - c[1]) * 1e6 / tck / r1; h2 = (c[last] - c[mid]) * 1e6 / tck / r2
+        change = (h2 - h1) / ((h1 + h2) / 2) * 100
+        steady = (change <= tol && change >= -tol) ? 1 : 0
+        m[++k] = "steady/first-half|Max|Avg|CPU us/request, 1st half|CPU time per request in the first half of the measured window (us)|n2|" h1
+        m[++k] = "steady/second-half|Max|Avg|CPU us/request, 2nd half|CPU time per request in the second half of the measured window (us)|n2|" h2
+        m[++k] = "steady/change|Max|Max|Change between halves (%)|(2nd half - 1st half) / their mean, CPU us/request|n1|" change
+        m[++k] = "steady/tolerance|Max|Max|Steady tolerance (%)|Largest change between halves that counts as steady|n0|" tol
+        m[++k] = "steady/ok|Max|Min|Steady|1 when the change between halves is within the tolerance, else 0|n0|" steady
+      }
       meta = ""; meas = ""
-      for (i = 1; i <= n; i++) {
+      for (i = 1; i <= k; i++) {
         split(m[i], f, "|")
         meta = meta (i > 1 ? "," : "") sprintf("{\"Source\":\"run-local\",\"Name\":\"%s\",\"Aggregate\":\"%s\",\"Reduce\":\"%s\",\"ShortDescription\":\"%s\",\"LongDescription\":\"%s\",\"Format\":\"%s\"}", f[1], f[2], f[3], f[4], f[5], f[6])
         meas = meas (i > 1 ? "," : "") sprintf("{\"Timestamp\":\"%s\",\"Name\":\"%s\",\"Value\":%.10g}", ts, f[1], f[7])
@@ -411,15 +566,17 @@ run_fallback() {
   esac
   if [ "$pin" = 1 ]; then pin_app=(taskset -c 1); pin_load=(taskset -c 0); fi
 
-  for p in "$downstream_port" "$proxy_port"; do
-    if port_busy "$p"; then warn "$tag: port $p is already in use; run skipped"; failures=$((failures + 1)); return 0; fi
-  done
+  # Each port is checked where it will listen (in its namespace with --netns).
+  local busy=""
+  if "${in_downstream[@]}" bash -c "(exec 3<>/dev/tcp/$ds_target/$downstream_port) 2>/dev/null"; then busy="$ds_target:$downstream_port"
+  elif [ "$kind" != none ] && "${in_application[@]}" bash -c "(exec 3<>/dev/tcp/$srv_target/$proxy_port) 2>/dev/null"; then busy="$srv_target:$proxy_port"; fi
+  if [ -n "$busy" ]; then warn "$tag: $busy is already in use; run skipped"; failures=$((failures + 1)); return 0; fi
   : > "$samples"
 
   # 1. downstream (crank job "downstream")
   local ds_exe; ds_exe="$("$CRANK_DIR/publish.sh" --exe downstream)"
-  start_group "$logs/$tag.downstream.log" "$(dirname "$ds_exe")" "${pin_app[@]}" "$ds_exe" \
-    --urls "http://127.0.0.1:$downstream_port"
+  start_group "$logs/$tag.downstream.log" "$(dirname "$ds_exe")" "${in_downstream[@]}" "${pin_app[@]}" "$ds_exe" \
+    --urls "http://$ds_listen:$downstream_port"
   ds_pid="$STARTED_PID"
   if ! wait_ready "$ds_pid" "$logs/$tag.downstream.log" "Application started."; then
     stop_group "$ds_pid" 5; failures=$((failures + 1)); return 0
@@ -436,23 +593,24 @@ run_fallback() {
   case "$kind" in
     nginx)
       mkdir -p "$logs/$tag.nginx"
-      app_cmd=(env LISTEN_ADDRESS=127.0.0.1 "LISTEN_PORT=$proxy_port" DOWNSTREAM_ADDRESS=127.0.0.1
+      app_cmd=(env "LISTEN_ADDRESS=$srv_listen" "LISTEN_PORT=$proxy_port" "DOWNSTREAM_ADDRESS=$ds_target"
                "DOWNSTREAM_PORT=$downstream_port" "JOB_WORK_DIR=$logs/$tag.nginx" "$CRANK_DIR/nginx-job.sh")
       ready="nginx-job: ready" ;;
     haproxy)
-      app_cmd=(env LISTEN_ADDRESS=127.0.0.1 "LISTEN_PORT=$proxy_port" DOWNSTREAM_ADDRESS=127.0.0.1
+      app_cmd=(env "LISTEN_ADDRESS=$srv_listen" "LISTEN_PORT=$proxy_port" "DOWNSTREAM_ADDRESS=$ds_target"
                "DOWNSTREAM_PORT=$downstream_port" HAPROXY_THREADS=1 "$CRANK_DIR/haproxy-job.sh")
       ready="haproxy-job: ready" ;;
     dotnet)
       local exe; exe="$("$CRANK_DIR/publish.sh" --exe "$app")"
       app_dir="$(dirname "$exe")"
-      app_cmd=("$exe" --urls "http://127.0.0.1:$proxy_port" --downstream "http://127.0.0.1:$downstream_port")
-      # LLRP only: --statsInterval 1 makes its allocated bytes/request describe the last second of load, not start-up.
-      [ -z "$client" ] || app_cmd+=(--client "$client" --statsInterval 1)
+      app_cmd=("$exe" --urls "http://$srv_listen:$proxy_port" --downstream "http://$ds_target:$downstream_port")
+      # LLRP only: its own figures (requests, allocated B/request, CPU us/request) over the last $duration
+      # seconds with load, i.e. the measured window (src/LLRP/Diagnostics/SelfReport.cs).
+      [ -z "$client" ] || app_cmd+=(--client "$client" --statsInterval 1 --statsWindow "$duration")
       ready="Application started." ;;
   esac
   if [ "$kind" != none ]; then
-    start_group "$logs/$tag.application.log" "$app_dir" env "${env_args[@]}" "${pin_app[@]}" "${app_cmd[@]}"
+    start_group "$logs/$tag.application.log" "$app_dir" "${in_application[@]}" env "${env_args[@]}" "${pin_app[@]}" "${app_cmd[@]}"
     app_pid="$STARTED_PID"
     if ! wait_ready "$app_pid" "$logs/$tag.application.log" "$ready"; then
       stop_group "$app_pid" 5
@@ -472,9 +630,11 @@ run_fallback() {
 
   # 3. load (crank job "load"): the same wrk-job.sh, with a hook that samples /proc around the
   # measured run.
-  local url="http://127.0.0.1:$target_port$req_path" first_status=""
+  local target_address="$srv_target"
+  [ "$kind" != none ] || target_address="$ds_target"
+  local url="http://$target_address:$target_port$req_path" first_status=""
   if command -v curl > /dev/null; then
-    first_status="$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$url" || true)"
+    first_status="$("${in_load[@]}" curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$url" || true)"
     [[ "$first_status" == 2* ]] || warn "$tag: first request to $url answered '${first_status:-nothing}'"
   fi
   local sample_pids="downstream=$ds_pid"
@@ -482,10 +642,15 @@ run_fallback() {
   log "$tag: load ${warmup}s + ${duration}s on $url"
   # Its own process group too, so that Ctrl-C / SIGTERM of this script stops wrk at once.
   local load_rc=0
-  start_group "$logs/$tag.load.log" "$CRANK_DIR" env "SAMPLE_PIDS=$sample_pids" "SAMPLE_OUT=$samples" \
+  # With --netns the server under load listens in another namespace than wrk: SAMPLE_NETNS points
+  # proc-sample.sh's connection count there.
+  local sample_netns="${netns[application]:-}"
+  [ "$kind" != none ] || sample_netns="${netns[downstream]:-}"
+  start_group "$logs/$tag.load.log" "$CRANK_DIR" "${in_load[@]}" env "SAMPLE_PIDS=$sample_pids" "SAMPLE_OUT=$samples" \
+    "SAMPLE_PORT=$target_port" "SAMPLE_NETNS=$sample_netns" \
     "WRK_JOB_HOOK=$CRANK_DIR/proc-sample.sh" timeout --kill-after=5 $(( warmup + duration + 60 )) \
     "${pin_load[@]}" "$CRANK_DIR/wrk-job.sh" -w "$warmup" -d "$duration" -t "$threads" -c "$connections" \
-    --headers plaintext "$url"
+    --headers plaintext --max-errors "$max_errors" "$url"
   local load_pid="$STARTED_PID"
   wait "$load_pid" || load_rc=$?
   stop_group "$load_pid" 1
@@ -497,12 +662,16 @@ run_fallback() {
 
   # 5. results, in the shape of crank's --json output
   local requests
-  requests="$(blocks_of "$logs/$tag.load.log" | jq -s '[.[].Measurements[]? | select(.Name == "wrk/requests") | .Value] | last // 0' 2>/dev/null || echo 0)"
+  requests="$(blocks_of "$logs/$tag.load.log" | jq -s '[.[].Measurements[]? | select(.Name | split(";") | index("wrk/requests")) | .Value] | last // 0' 2>/dev/null || echo 0)"
   local vars
   vars="$(jq -n --argjson connections "$connections" --argjson threads "$threads" --argjson warmup "$warmup" \
     --argjson duration "$duration" --arg path "$req_path" --argjson serverPort "$proxy_port" \
     --argjson downstreamPort "$downstream_port" --arg client "$client" \
-    '{serverScheme: "http", serverAddress: "127.0.0.1", serverPort: $serverPort, downstreamAddress: "127.0.0.1",
+    --arg serverAddress "$srv_target" --arg serverListenAddress "${yml_vars[serverListenAddress]}" \
+    --arg downstreamAddress "$ds_target" --arg downstreamListenAddress "${yml_vars[downstreamListenAddress]}" \
+    --argjson maxErrors "$max_errors" \
+    '{serverScheme: "http", serverAddress: $serverAddress, serverListenAddress: $serverListenAddress, serverPort: $serverPort,
+      downstreamAddress: $downstreamAddress, downstreamListenAddress: $downstreamListenAddress, maxErrors: $maxErrors,
       downstreamPort: $downstreamPort, connections: $connections, threads: $threads, warmup: $warmup,
       duration: $duration, path: $path, presetHeaders: "plaintext"} + (if $client == "" then {} else {client: $client} end)')"
   job_json load "$logs/$tag.load.log" "" 0 "$vars" "$logs/$tag.load.job.json"
@@ -543,8 +712,12 @@ run_fallback() {
   line="$(jq -r '.jobResults.jobs as $j | ($j.application // $j.downstream).results as $a
     | "\($j.load.results["wrk/rps/mean"] // 0 | floor) rps, p50 \($j.load.results["wrk/latency/50"] // "?") ms, p99 \($j.load.results["wrk/latency/99"] // "?") ms, "
       + "\($a["proc/cpu/per-request"] // "?" | if type == "number" then (. * 100 | round / 100) else . end) us CPU/request ('"$([ -n "$app_pid" ] && echo proxy || echo downstream)"'), "
+      + "steady: \(if $a["steady/ok"] == null then "n/a" elif $a["steady/ok"] == 1 then "yes" else "NO" end) (halves \($a["steady/first-half"] // "?" | if type == "number" then (. * 10 | round / 10) else . end)/\($a["steady/second-half"] // "?" | if type == "number" then (. * 10 | round / 10) else . end) us, \($a["steady/change"] // "?" | if type == "number" then (. * 10 | round / 10) else . end) %), "
       + "bad \($j.load.results["wrk/errors/badresponses"] // "?"), socket errors \($j.load.results["wrk/errors/socketerrors"] // "?")"' "$out")"
   log "$tag: $line"
+  if [ "$(jq -r '.jobResults.jobs as $j | ($j.application // $j.downstream).results["steady/ok"] // ""' "$out")" = 0 ]; then
+    warn "$tag: NOT steady: the $([ -n "$app_pid" ] && echo "proxy's" || echo "downstream's") CPU us/request changed by more than ${steady_tolerance}% between the halves of the measured window (a longer --warmup, or a quieter machine, may help)"
+  fi
 }
 
 declare -A unavailable=()
@@ -556,38 +729,23 @@ if [ "$mode" = fallback ]; then
   done
 fi
 
-# ---------------------------------------------------------------- summary
-# Median over rounds, and the spread (min..max), per scenario; R = RPS / direct RPS (benchmarking.md).
-summary="$json_dir/summary.md"
+# ---------------------------------------------------------------- report
+# The README's table (ratios to full YARP and to the best of nginx/HAProxy, R, CPU us/request, allocated
+# B/request, p99, steadiness) and the PNG charts, from the JSON files just written (analysis/Report).
 shopt -s nullglob
 result_files=("$json_dir"/*.r*.json)
 shopt -u nullglob
-if [ "${#result_files[@]}" -gt 0 ]; then
-  jq -r -s --argjson order "$(printf '%s\n' "${runnable[@]}" | jq -R . | jq -s .)" '
-    def med: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
-                    else (.[length / 2 - 1] + .[length / 2]) / 2 end;
-    def r2: if . == null then "-" else (. * 100 | round / 100 | tostring) end;
-    def r0: if . == null then "-" else (round | tostring) end;
-    [.[] | {s: .jobResults.properties.scenario, l: .jobResults.jobs.load.results,
-            a: (.jobResults.jobs.application // .jobResults.jobs.downstream).results}] as $runs
-    | ([$runs[] | select(.s == "direct") | .l["wrk/rps/mean"]] | med) as $direct
-    | "| scenario | runs | RPS median | RPS min..max | R vs direct | CPU us/req | p50 ms | p99 ms | peak WS MB | bad+socket errors |",
-      "|---|---|---|---|---|---|---|---|---|---|",
-      ($order[] as $s | [$runs[] | select(.s == $s)] as $r | select(($r | length) > 0)
-       | ([$r[].l["wrk/rps/mean"]] | med) as $rps
-       | "| \($s) | \($r | length) | \($rps | r0) | \([$r[].l["wrk/rps/mean"]] | min | r0)..\([$r[].l["wrk/rps/mean"]] | max | r0) | "
-         + "\(if $direct and $rps then ($rps / $direct | r2) else "-" end) | \([$r[].a["proc/cpu/per-request"] | select(. != null)] | med | r2) | "
-         + "\([$r[].l["wrk/latency/50"]] | med | r2) | \([$r[].l["wrk/latency/99"]] | med | r2) | "
-         + "\([$r[].a["proc/working-set/peak"] | select(. != null)] | max | r0) | "
-         + "\([$r[] | (.l["wrk/errors/badresponses"] // 0) + (.l["wrk/errors/socketerrors"] // 0)] | add) |")
-  ' "${result_files[@]}" > "$summary"
-  {
-    echo
-    echo "CPU us/req and peak WS are the proxy's (the downstream's for direct). Mode: $mode."
-    echo "Machine and command: machine.txt, run.json. Raw runs (crank --json shape): <scenario>.r<round>.json."
-  } >> "$summary"
-  log "summary (${summary#"$ROOT"/}):"
-  cat "$summary"
+if [ "$report" = 1 ] && [ "${#result_files[@]}" -gt 0 ]; then
+  log "report: dotnet run --project analysis/Report -c Release -- ${json_dir#"$ROOT"/} (log: logs/report.log)"
+  if (cd "$ROOT" && timeout 900 dotnet run --project analysis/Report/Report.csproj -c Release -- "$json_dir" --print-table) \
+      > "$json_dir/logs/report.log" 2>&1; then
+    sed -n '/^<!-- table:start -->/,/^<!-- table:end -->/p' "$json_dir/logs/report.log" | sed '1d;$d'
+    log "report: ${json_dir#"$ROOT"/}/report.md"
+  else
+    warn "the report failed; last lines of logs/report.log:"
+    tail -n 15 "$json_dir/logs/report.log" >&2 || true
+    failures=$((failures + 1))
+  fi
 fi
 
 if [ "$failures" -gt 0 ]; then

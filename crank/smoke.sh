@@ -16,7 +16,7 @@ scenarios=("$@")
 rm -rf "$dir"
 rc=0
 # --fallback: the smoke checks the job scripts themselves, also where crank is installed.
-"$root/crank/run-local.sh" --fallback --rounds 1 --warmup 1 --duration "${SMOKE_DURATION:-3}" \
+"$root/crank/run-local.sh" --fallback --no-report --rounds 1 --warmup 1 --duration "${SMOKE_DURATION:-3}" \
   --connections "${SMOKE_CONNECTIONS:-16}" --json-dir "$dir" "${scenarios[@]}" || rc=$?
 
 failed=0

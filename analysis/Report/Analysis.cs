@@ -1,6 +1,6 @@
 namespace LLRP.Analysis;
 
-/// <summary>One scenario at one point: medians over its successful rounds and the ratios of benchmarking.md.</summary>
+/// <summary>One scenario at one point: medians over its successful rounds and the ratios of docs/methodology.md.</summary>
 internal sealed class ScenarioSummary
 {
     public required string Scenario { get; init; }
@@ -33,6 +33,14 @@ internal sealed class ScenarioSummary
     public double? WorkingSetMb => Stats.Median(Processes.Select(p => p.WorkingSetMb));
     public double? PeakWorkingSetMb => Stats.Max(Processes.Select(p => p.PeakWorkingSetMb));
     public double? Threads => Stats.Median(Processes.Select(p => p.Threads));
+
+    /// <summary>Runs with a steadiness verdict, and how many of them passed.</summary>
+    public int SteadyChecked => Processes.Count(p => p.Steady is not null);
+
+    public int SteadyPassed => Processes.Count(p => p.Steady is { Ok: true });
+
+    /// <summary>"3/3 steady", "2/3 steady", or "not checked".</summary>
+    public string SteadyLabel => SteadyChecked == 0 ? "not checked" : $"{SteadyPassed}/{SteadyChecked}{(SteadyPassed == SteadyChecked ? "" : " **unsteady**")}";
 
     /// <summary>Little's law for closed-loop wrk: connections / mean latency should equal RPS (ratio ≈ 1).</summary>
     public double? LittleRatio => Point.Connections is { } c && MeanMs is > 0 && Rps is > 0 ? c / (MeanMs.Value / 1000) / Rps.Value : null;

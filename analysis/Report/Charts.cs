@@ -1,15 +1,21 @@
+using System.Globalization;
+using ScottPlot;
+
 namespace LLRP.Analysis;
 
 internal sealed record Bar(string Label, double? Value, double? Low, double? High, string Color, string? Annotation = null);
 
 internal sealed record Series(string Name, IReadOnlyList<double?> Values, string Color);
 
-/// <summary>The report's two chart types, written as SVG.</summary>
+/// <summary>A chart ready to be saved: the plot and its size in pixels.</summary>
+internal sealed record Chart(Plot Plot, int Width, int Height)
+{
+    public void SavePng(string path) => Plot.SavePng(path, Width, Height);
+}
+
+/// <summary>The report's two chart types, drawn with ScottPlot.</summary>
 internal static class Charts
 {
-    private const string Grid = "#e3e3e3";
-    private const string Axis = "#444444";
-
     // Tableau 10, fixed per scenario so that a scenario has one color in every chart.
     private static readonly Dictionary<string, string> ScenarioColors = new(StringComparer.Ordinal)
     {
@@ -40,173 +46,137 @@ internal static class Charts
         return Spare[(int)((uint)h % Spare.Length)];
     }
 
-    /// <summary>Vertical bars (median) with min–max whiskers and the value written above each bar.</summary>
-    public static string BarChart(string title, string subtitle, string yLabel, IReadOnlyList<Bar> bars, Func<double, string> valueText)
+    /// <summary>Vertical bars (median) with min–max whiskers and the value (and annotation) written above each bar.</summary>
+    public static Chart BarChart(string title, string subtitle, string yLabel, IReadOnlyList<Bar> bars, Func<double, string> valueText)
     {
-        var longest = bars.Count == 0 ? 0 : bars.Max(b => Svg.TextWidth(b.Label, 12));
-        var band = Math.Max(70, Math.Min(140, 760.0 / Math.Max(1, bars.Count)));
-        var rotate = longest > band - 8;
-        const double left = 90, top = 70, right = 30;
-        var bottom = rotate ? 30 + (longest * 0.6) : 60;
-        var width = (int)(left + right + (band * bars.Count));
-        width = Math.Max(width, 560);
-        band = (width - left - right) / Math.Max(1, bars.Count);
-        var height = (int)(top + 330 + bottom);
-        var svg = new Svg(width, height);
-        Header(svg, title, subtitle);
-
-        var plotBottom = height - bottom;
-        var max = bars.Select(b => b.High ?? b.Value ?? 0).DefaultIfEmpty(1).Max();
-        var y = new LinearScale(0, max <= 0 ? 1 : max * 1.12, plotBottom, top);
-        YAxis(svg, y, left, width - right, yLabel, top, plotBottom);
-
+        var plot = new Plot();
+        Header(plot, title, subtitle);
+        plot.YLabel(yLabel);
+        var max = 0.0;
         for (var i = 0; i < bars.Count; i++)
         {
             var b = bars[i];
-            var cx = left + (band * (i + 0.5));
-            var barWidth = band * 0.6;
-            if (b.Value is { } v)
+            if (b.Value is not { } v)
             {
-                svg.Rect(cx - (barWidth / 2), y.Map(v), barWidth, plotBottom - y.Map(v), b.Color);
-                if (b.Low is { } lo && b.High is { } hi && hi > lo)
+                var none = plot.Add.Text("no data", i, 0);
+                none.LabelFontColor = Colors.Gray;
+                none.LabelAlignment = Alignment.LowerCenter;
+                continue;
+            }
+            var bar = plot.Add.Bar(new ScottPlot.Bar { Position = i, Value = v, FillColor = Color.FromHex(b.Color), LineWidth = 0, Size = 0.6 });
+            _ = bar;
+            var top = v;
+            if (b.Low is { } lo && b.High is { } hi && hi > lo)
+            {
+                // Whiskers: min–max over rounds.
+                var stem = plot.Add.Line(i, lo, i, hi);
+                stem.Color = Colors.Black;
+                stem.LineWidth = 1.5f;
+                foreach (var y in new[] { lo, hi })
                 {
-                    svg.Line(cx, y.Map(lo), cx, y.Map(hi), "#111111", 1.5);
-                    svg.Line(cx - 8, y.Map(lo), cx + 8, y.Map(lo), "#111111", 1.5);
-                    svg.Line(cx - 8, y.Map(hi), cx + 8, y.Map(hi), "#111111", 1.5);
+                    var cap = plot.Add.Line(i - 0.12, y, i + 0.12, y);
+                    cap.Color = Colors.Black;
+                    cap.LineWidth = 1.5f;
                 }
-                var labelY = Math.Min(y.Map(v), b.High is { } h ? y.Map(h) : double.MaxValue) - 6;
-                svg.Text(cx, labelY, valueText(v), 11, color: "#111111");
-                if (b.Annotation is { } note)
-                {
-                    svg.Text(cx, labelY - 13, note, 10, color: "#555555");
-                }
+                top = Math.Max(top, hi);
             }
-            else
-            {
-                svg.Text(cx, plotBottom - 6, "no data", 10, color: "#888888");
-            }
-            if (rotate)
-            {
-                svg.Text(cx + 4, plotBottom + 14, b.Label, 12, anchor: "end", rotate: -35);
-            }
-            else
-            {
-                svg.Text(cx, plotBottom + 18, b.Label, 12);
-            }
+            var text = valueText(v) + (b.Annotation is { } note ? "\n" + note : "");
+            var label = plot.Add.Text(text, i, top);
+            label.LabelAlignment = Alignment.LowerCenter;
+            label.LabelFontSize = 12;
+            label.LabelFontColor = Colors.Black;
+            max = Math.Max(max, top);
         }
-        svg.Line(left, plotBottom, width - right, plotBottom, Axis);
-        return svg.ToString();
+        plot.Axes.Bottom.SetTicks(Enumerable.Range(0, bars.Count).Select(i => (double)i).ToArray(), bars.Select(b => b.Label).ToArray());
+        plot.Axes.Bottom.TickLabelStyle.Rotation = bars.Count > 5 ? -30 : 0;
+        plot.Axes.Bottom.TickLabelStyle.Alignment = bars.Count > 5 ? Alignment.MiddleRight : Alignment.UpperCenter;
+        plot.Axes.Bottom.MajorTickStyle.Length = 0;
+        plot.Axes.SetLimits(-0.6, bars.Count - 0.4, 0, max <= 0 ? 1 : max * 1.2);
+        plot.Grid.XAxisStyle.MajorLineStyle.Width = 0;
+        var width = Math.Max(640, 110 * bars.Count + 160);
+        return new Chart(plot, width, bars.Count > 5 ? 560 : 480);
     }
 
     /// <summary>One line with markers per series over categorical x values; log or linear y.</summary>
-    public static string LineChart(string title, string subtitle, string xLabel, string yLabel, IReadOnlyList<string> xs,
+    public static Chart LineChart(string title, string subtitle, string xLabel, string yLabel, IReadOnlyList<string> xs,
         IReadOnlyList<Series> series, bool logY, double? yFloor = null, double? referenceY = null, string? referenceLabel = null)
     {
-        var legendWidth = Math.Max(120, series.Count == 0 ? 0 : series.Max(s => Svg.TextWidth(s.Name, 12)) + 40);
-        const double left = 90, top = 70, bottom = 70;
-        var width = (int)Math.Max(720, left + legendWidth + 30 + (110 * xs.Count));
-        var height = 480;
-        var right = legendWidth + 20;
-        var svg = new Svg(width, height);
-        Header(svg, title, subtitle);
-        var plotBottom = height - bottom;
-        var plotRight = width - right;
-
-        var values = series.SelectMany(s => s.Values).OfType<double>().Where(v => double.IsFinite(v) && (!logY || v > 0)).ToList();
-        if (referenceY is { } r)
-        {
-            values.Add(r);
-        }
-        IScale y;
-        if (values.Count == 0)
-        {
-            y = new LinearScale(0, 1, plotBottom, top);
-        }
-        else if (logY)
-        {
-            y = new LogScale(values.Min() * 0.8, values.Max() * 1.25, plotBottom, top);
-        }
-        else
-        {
-            y = new LinearScale(yFloor ?? Math.Min(0, values.Min()), values.Max() * 1.08, plotBottom, top);
-        }
-        YAxis(svg, y, left, plotRight, yLabel, top, plotBottom);
-
-        var step = (plotRight - left) / Math.Max(1, xs.Count);
-        double X(int i) => left + (step * (i + 0.5));
-        for (var i = 0; i < xs.Count; i++)
-        {
-            svg.Line(X(i), plotBottom, X(i), plotBottom + 5, Axis);
-            svg.Text(X(i), plotBottom + 20, xs[i], 12);
-        }
-        svg.Text((left + plotRight) / 2, height - 22, xLabel, 13);
-        svg.Line(left, plotBottom, plotRight, plotBottom, Axis);
-
-        if (referenceY is { } refY)
-        {
-            svg.Line(left, y.Map(refY), plotRight, y.Map(refY), "#888888", 1, "6,4");
-            if (referenceLabel is not null)
-            {
-                svg.Text(plotRight - 4, y.Map(refY) - 5, referenceLabel, 11, anchor: "end", color: "#666666");
-            }
-        }
-
+        var plot = new Plot();
+        Header(plot, title, subtitle);
+        plot.XLabel(xLabel);
+        plot.YLabel(yLabel);
+        double Y(double v) => logY ? Math.Log10(v) : v;
+        var all = new List<double>();
         foreach (var s in series)
         {
-            // Lines break where a value is missing.
-            var run = new List<(double, double)>();
-            for (var i = 0; i <= s.Values.Count; i++)
+            // Lines break where a value is missing: one scatter per unbroken run of values.
+            var runX = new List<double>();
+            var runY = new List<double>();
+            var first = true;
+            void Flush()
             {
-                if (i < s.Values.Count && s.Values[i] is { } v && double.IsFinite(v) && (!logY || v > 0))
+                if (runX.Count == 0)
                 {
-                    run.Add((X(i), y.Map(v)));
-                    continue;
+                    return;
                 }
-                if (run.Count > 1)
+                var sc = plot.Add.Scatter(runX.ToArray(), runY.ToArray(), Color.FromHex(s.Color));
+                sc.LineWidth = 2.5f;
+                sc.MarkerSize = 8;
+                if (first)
                 {
-                    svg.Polyline(run, s.Color);
+                    sc.LegendText = s.Name;
+                    first = false;
                 }
-                run.Clear();
+                runX.Clear();
+                runY.Clear();
             }
             for (var i = 0; i < s.Values.Count; i++)
             {
                 if (s.Values[i] is { } v && double.IsFinite(v) && (!logY || v > 0))
                 {
-                    svg.Circle(X(i), y.Map(v), 4.5, s.Color);
+                    runX.Add(i);
+                    runY.Add(Y(v));
+                    all.Add(v);
+                }
+                else
+                {
+                    Flush();
                 }
             }
+            Flush();
         }
-
-        var ly = top + 8;
-        foreach (var s in series)
+        if (referenceY is { } r)
         {
-            svg.Line(plotRight + 18, ly, plotRight + 42, ly, s.Color, 3);
-            svg.Circle(plotRight + 30, ly, 4, s.Color);
-            svg.Text(plotRight + 50, ly + 4, s.Name, 12, anchor: "start");
-            ly += 22;
-        }
-        return svg.ToString();
-    }
-
-    private static void Header(Svg svg, string title, string subtitle)
-    {
-        svg.Text(svg.Width / 2.0, 28, title, 17, bold: true);
-        svg.Text(svg.Width / 2.0, 50, subtitle, 12, color: "#555555");
-    }
-
-    private static void YAxis(Svg svg, IScale y, double left, double right, string label, double top, double bottom)
-    {
-        foreach (var t in y.Ticks)
-        {
-            var py = y.Map(t);
-            if (py < top - 1 || py > bottom + 1)
+            var line = plot.Add.HorizontalLine(Y(r));
+            line.Color = Colors.Gray;
+            line.LinePattern = LinePattern.Dashed;
+            if (referenceLabel is not null)
             {
-                continue;
+                line.LabelText = referenceLabel;
             }
-            svg.Line(left, py, right, py, Grid);
-            svg.Text(left - 8, py + 4, y.Label(t), 11, anchor: "end");
+            all.Add(r);
         }
-        svg.Line(left, top, left, bottom, Axis);
-        svg.Text(22, (top + bottom) / 2, label, 13, rotate: -90);
+        plot.Axes.Bottom.SetTicks(Enumerable.Range(0, xs.Count).Select(i => (double)i).ToArray(), xs.ToArray());
+        if (logY)
+        {
+            // Decades as major ticks, labelled with the value itself.
+            plot.Axes.Left.TickGenerator = new ScottPlot.TickGenerators.NumericAutomatic
+            {
+                MinorTickGenerator = new ScottPlot.TickGenerators.LogMinorTickGenerator(),
+                IntegerTicksOnly = true,
+                LabelFormatter = y => Math.Pow(10, y).ToString(Math.Pow(10, y) >= 1 ? "N0" : "0.###", CultureInfo.InvariantCulture),
+            };
+        }
+        if (all.Count > 0)
+        {
+            var lo = logY ? Y(all.Min() * 0.8) : yFloor ?? Math.Min(0, all.Min());
+            var hi = logY ? Y(all.Max() * 1.25) : all.Max() * 1.1;
+            plot.Axes.SetLimits(-0.3, Math.Max(0.3, xs.Count - 0.7), lo, hi <= lo ? lo + 1 : hi);
+        }
+        plot.ShowLegend(Edge.Right);
+        return new Chart(plot, Math.Max(760, 130 * xs.Count + 300), 480);
     }
+
+    private static void Header(Plot plot, string title, string subtitle) =>
+        plot.Title(title + "\n" + subtitle, size: 15);
 }

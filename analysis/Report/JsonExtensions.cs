@@ -5,7 +5,7 @@ namespace LLRP.Analysis;
 
 /// <summary>
 /// Lookups that tolerate both spellings of crank's output: its --json camel-cases dictionary keys
-/// (crank-offline.md §6), run-local.sh writes them as given, and property names may differ in case.
+/// (docs/crank-offline.md), run-local.sh writes them as given, and property names may differ in case.
 /// </summary>
 internal static class JsonExtensions
 {

@@ -4,7 +4,7 @@ using System.Text;
 namespace LLRP.Analysis;
 
 /// <summary>Writes report.md and its charts for one results directory (one sitting).</summary>
-internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnlyList<Run> runs, IReadOnlyList<RunMeta> metas, PngRenderer png)
+internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnlyList<Run> runs, IReadOnlyList<RunMeta> metas, bool drawCharts)
 {
     private readonly Analysis _a = new(runs);
     private readonly StringBuilder _md = new();
@@ -13,6 +13,9 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
     public List<string> ChartFiles { get; } = [];
 
     public Point? Headline { get; private set; }
+
+    /// <summary>The README's table for the headline point (Markdown), empty without one.</summary>
+    public string HeadlineTable { get; private set; } = "";
 
     public string Build()
     {
@@ -28,6 +31,8 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         if (Headline is { } h)
         {
             _md.AppendLine(CultureInfo.InvariantCulture, $"## Headline: {h.Label}").AppendLine();
+            HeadlineTable = ReadmeTable(h);
+            _md.AppendLine("<!-- table:start -->").Append(HeadlineTable).AppendLine("<!-- table:end -->").AppendLine();
             PointTables(h, charts: true);
         }
         ConnectionSweep();
@@ -117,8 +122,35 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         {
             _md.AppendLine("> The load generator, the proxy and the origin share this machine's few cores: absolute RPS drifts " +
                 "between sittings and with other work on the box. Ratios (R, vs YARP, vs nginx/HAProxy) taken in one sitting hold better; " +
-                "CPU µs per request is steadier than RPS (benchmarking.md).").AppendLine();
+                "CPU µs per request is steadier than RPS (docs/methodology.md).").AppendLine();
         }
+    }
+
+    /// <summary>
+    /// The README's columns: median RPS (min–max), ratio to full YARP and to the better of nginx/HAProxy, R, p99, the
+    /// proxy's CPU µs per request and allocated bytes per request over the measured window, and the steadiness verdict.
+    /// </summary>
+    private string ReadmeTable(Point p)
+    {
+        var t = new StringBuilder();
+        t.AppendLine("| scenario | RPS median (min–max) | vs full YARP | vs best of nginx/HAProxy | R = RPS/direct | p99 ms | proxy CPU µs/request | allocated B/request | steady (runs) |");
+        t.AppendLine("|---|--:|--:|--:|--:|--:|--:|--:|---|");
+        foreach (var s in _a.At(p))
+        {
+            var name = s.Scenario switch
+            {
+                Analysis.Direct => "direct (no proxy)",
+                Analysis.Yarp => "yarp (full YARP)",
+                _ => s.Scenario,
+            };
+            var isDirect = s.Scenario == Analysis.Direct;
+            var alloc = s.AllocatedPerRequest is { } al ? Format.N0(al) : "";
+            t.AppendLine(CultureInfo.InvariantCulture,
+                $"| {name} | {Format.N0(s.Rps)} ({Format.N0(s.RpsMin)}–{Format.N0(s.RpsMax)}) | {(isDirect ? "" : Format.Ratio(_a.VsYarp(s)))} | " +
+                $"{(isDirect ? "" : Format.Ratio(_a.VsBestNative(s)))} | {(isDirect ? "" : Format.Ratio(_a.R(s)))} | {Format.Auto(s.P99Ms)} | " +
+                $"{(isDirect ? "" : Format.F(s.CpuUsPerRequest, 1))} | {alloc} | {s.SteadyLabel} |");
+        }
+        return t.ToString();
     }
 
     private void PointTables(Point p, bool charts)
@@ -156,7 +188,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
                 $"{Format.F(s.WorkingSetMb, 0)} | {Format.F(s.PeakWorkingSetMb, 0)} | {Format.F(s.Threads, 0)} | {Format.F(s.LittleRatio, 2)} |");
         }
         _md.AppendLine();
-        if (!charts || rows.Count == 0)
+        if (!charts || !drawCharts || rows.Count == 0)
         {
             return;
         }
@@ -223,6 +255,10 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
                 : Format.None))} |");
         }
         _md.AppendLine();
+        if (!drawCharts)
+        {
+            return;
+        }
         var series = scenarios.Where(s => s != Analysis.Direct)
             .Select(s => new Series(s, points.Select(p => _a.Get(p, s) is { } x ? _a.R(x) : null).ToList(), Charts.ColorOf(s))).ToList();
         var chart = Charts.LineChart(title, "R = proxied RPS / direct RPS, medians over rounds; direct = 1", xLabel, "R", points.Select(label).ToList(),
@@ -264,7 +300,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         }
         _md.AppendLine("## PGO vs no PGO (.NET variants)").AppendLine();
         _md.AppendLine("Cells: RPS median / proxy CPU µs per request / allocated B per request (when the proxy reports it). `default` is the runtime's default (dynamic PGO on since .NET 8); " +
-            "`pgo` adds `DOTNET_TieredPGO=1 DOTNET_ReadyToRun=0 DOTNET_TC_QuickJitForLoops=1`; `nopgo` is `DOTNET_TieredPGO=0` (benchmarking.md).").AppendLine();
+            "`pgo` adds `DOTNET_TieredPGO=1 DOTNET_ReadyToRun=0 DOTNET_TC_QuickJitForLoops=1`; `nopgo` is `DOTNET_TieredPGO=0` (docs/methodology.md).").AppendLine();
         _md.AppendLine("| variant | point | default | pgo | nopgo | PGO effect |").AppendLine("|---|---|--:|--:|--:|---|");
         foreach (var r in rows)
         {
@@ -281,11 +317,13 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         _md.AppendLine("- RPS median and min–max over the rounds that succeeded (median of an even count: mean of the two middle values); spread = (max − min) / median.");
         _md.AppendLine("- R = scenario RPS / `direct` RPS; vs YARP = RPS / `yarp` RPS; vs best of nginx/HAProxy = RPS / the higher of the two medians.");
         _md.AppendLine("- p50/p99: medians over rounds of wrk's percentiles; max: the largest over rounds. Bad responses and socket errors: sums over rounds (must be 0; shown bold otherwise).");
-        _md.AppendLine("- CPU % (100 % = all cores) and cores busy: run-local.sh's average over the measured window (crank's agent reports the maximum of 1 s samples under the same name). " +
-            "CPU µs/request: Δ(utime+stime) of the proxy process / wrk's completed requests (`proc/cpu/per-request`); `~` marks an estimate from CPU % × cores / RPS where a file has no such figure (crank's own output).");
-        _md.AppendLine("- Allocated B/request: the proxy's own `llrp/allocated-per-request` (GC.GetTotalAllocatedBytes delta / requests over its last reporting interval). " +
+        _md.AppendLine("- Every process figure covers the measured window only (wrk's measured run), never the warm-up or start-up (docs/methodology.md).");
+        _md.AppendLine("- CPU % (100 % = all cores) and cores busy: run-local.sh's average over the measured window (`proc/cpu/average`; crank's own `benchmarks/cpu` is the highest 1 s sample, used only where no average exists). " +
+            "CPU µs/request: Δ(utime+stime) of the proxy process over the window / wrk's completed requests (`proc/cpu/per-request`); under crank, LLRP's own `llrp/cpu-per-request` over its statsWindow; `~` marks an estimate from CPU % × cores / RPS where a file has neither.");
+        _md.AppendLine("- Allocated B/request: the proxy's own `llrp/allocated-per-request`: GC.GetTotalAllocatedBytes of the whole process over the measured window (its statsWindow, to one second) / the requests it completed in that window. " +
             "`not reported` for a .NET variant whose process prints no such measurement.");
-        _md.AppendLine("- Working set: VmRSS at the end of the measured window (`benchmarks/working-set`); peak WS: VmHWM, largest over rounds. For `direct` these are the origin's.");
+        _md.AppendLine("- Steady: the proxy's CPU µs/request in the first and the second half of the measured window agree within the tolerance (`steady/*`, default ±10 % of their mean); `a/b` = runs that passed / runs checked.");
+        _md.AppendLine("- Working set: the highest 1 s VmRSS sample in the measured window (`benchmarks/working-set`, crank's meaning); peak WS: VmHWM, largest over rounds. For `direct` these are the origin's.");
         _md.AppendLine("- Little's law: connections / mean latency / RPS; about 1 for closed-loop wrk. Far from 1 means wrk itself was the bottleneck or the run was disturbed.");
         _md.AppendLine();
     }
@@ -307,7 +345,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         var single = _a.Points.SelectMany(_a.At).Where(s => s.Runs.Count == 1).Select(s => s.Point).Distinct().Count();
         if (single > 0)
         {
-            _missing.Add($"{single} point(s) have scenarios with a single round: no spread; benchmarking.md asks for at least 3 interleaved rounds.");
+            _missing.Add($"{single} point(s) have scenarios with a single round: no spread; docs/methodology.md asks for at least 3 interleaved rounds.");
         }
         foreach (var p in _a.Points)
         {
@@ -321,11 +359,22 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         {
             _missing.Add($"Failed run: `{Path.GetRelativePath(resultsDir, r.File)}` ({r.Scenario}, round {r.Round}); see the logs beside it.");
         }
-        _missing.AddRange(_chartErrors);
-        if (png.Tool is null && !png.Disabled && ChartFiles.Count > 0)
+        foreach (var r in runs.Where(r => (r.Proxy ?? r.Downstream)?.Steady is { Ok: false }))
         {
-            _missing.Add("PNG charts not made: rsvg-convert (Debian package librsvg2-bin) is not installed; the report links the SVG files instead.");
+            var st = (r.Proxy ?? r.Downstream)!.Steady!;
+            _missing.Add(string.Create(CultureInfo.InvariantCulture,
+                $"**Not steady**: `{Path.GetRelativePath(resultsDir, r.File)}` ({r.Scenario}, round {r.Round}): CPU µs/request {st.FirstHalf:F1} in the first half of the measured window, {st.SecondHalf:F1} in the second ({st.ChangePercent:+0.0;-0.0} %, tolerance ±{st.TolerancePercent:F0} %)."));
         }
+        var warmups = metas.Select(m => m.Warmup).OfType<int>().Distinct().ToList();
+        if (warmups.Count > 1)
+        {
+            _missing.Add($"The runs used different warm-ups ({string.Join(", ", warmups.Order())} s): points measured after different warm-ups are not comparable.");
+        }
+        if (warmups.Any(w => w < 15))
+        {
+            _missing.Add($"Warm-up below 15 s ({string.Join(", ", warmups.Where(w => w < 15).Order())} s): the .NET variants may still run tier-0 code (docs/methodology.md).");
+        }
+        _missing.AddRange(_chartErrors);
         if (_missing.Count == 0)
         {
             return;
@@ -366,25 +415,21 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
 
     private static int RoundKey(string round) => int.TryParse(round, NumberStyles.None, CultureInfo.InvariantCulture, out var n) ? n : int.MaxValue;
 
-    /// <summary>Writes NAME.svg (and NAME.png when rsvg-convert is there) and returns the Markdown image link.</summary>
-    private string Image(string svg, string name, string alt)
+    /// <summary>Writes NAME.png and returns the Markdown image link (or a note when the chart could not be drawn).</summary>
+    private string Image(Chart chart, string name, string alt)
     {
-        var svgPath = Path.Combine(outDir, name + ".svg");
-        File.WriteAllText(svgPath, svg);
-        ChartFiles.Add(svgPath);
-        if (png.Tool is not null)
+        var pngPath = Path.Combine(outDir, name + ".png");
+        try
         {
-            var pngPath = Path.Combine(outDir, name + ".png");
-            if (png.Render(svgPath, pngPath) is { } error)
-            {
-                _chartErrors.Add($"{name}.png not made: {error}");
-            }
-            else
-            {
-                ChartFiles.Add(pngPath);
-                return $"![{alt}]({name}.png)";
-            }
+            chart.SavePng(pngPath);
         }
-        return $"![{alt}]({name}.svg)";
+        catch (Exception e) when (e is DllNotFoundException or TypeInitializationException or IOException or UnauthorizedAccessException)
+        {
+            // SkiaSharp's native library missing or unloadable: say so in the report instead of failing it.
+            _chartErrors.Add($"{name}.png not made: {e.GetType().Name}: {e.Message}");
+            return $"({alt}: chart not drawn)";
+        }
+        ChartFiles.Add(pngPath);
+        return $"![{alt}]({name}.png)";
     }
 }

@@ -1,13 +1,14 @@
 using LLRP.Analysis;
 
-// usage: dotnet run --project analysis/Report -- <results-dir> [--out <dir>] [--no-png]
+// usage: dotnet run --project analysis/Report -- <results-dir> [--out <dir>] [--no-png] [--print-table]
 // Reads every crank --json / run-local.sh result under <results-dir> (recursively) and writes <dir>/report.md
-// with SVG and PNG charts (default <dir>: the results directory itself).
+// with PNG charts (default <dir>: the results directory itself). --print-table also prints the headline table
+// (the README's columns) between <!-- table:start --> and <!-- table:end --> lines.
 // Exit status: 0 written, 1 input it cannot use (the message names the file), 2 bad usage.
 
-const string Usage = "usage: Report <results-dir> [--out <dir>] [--no-png]";
+const string Usage = "usage: Report <results-dir> [--out <dir>] [--no-png] [--print-table]";
 string? resultsDir = null, outDir = null;
-var noPng = false;
+bool noPng = false, printTable = false;
 for (var i = 0; i < args.Length; i++)
 {
     switch (args[i])
@@ -17,6 +18,9 @@ for (var i = 0; i < args.Length; i++)
             break;
         case "--no-png":
             noPng = true;
+            break;
+        case "--print-table":
+            printTable = true;
             break;
         case "-h" or "--help":
             Console.WriteLine(Usage);
@@ -52,12 +56,15 @@ try
         throw new ReportException($"{resultsDir}: no result files (*.json with a \"jobResults\" object, as crank --json and crank/run-local.sh write)");
     }
     Directory.CreateDirectory(outDir);
-    var png = PngRenderer.Find(noPng);
-    var report = new MarkdownReport(resultsDir, outDir, runs, metas, png);
+    var report = new MarkdownReport(resultsDir, outDir, runs, metas, drawCharts: !noPng);
     var markdown = report.Build();
     var path = Path.Combine(outDir, "report.md");
     File.WriteAllText(path, markdown);
-    Console.WriteLine($"report: {runs.Count} run(s) -> {path} ({report.ChartFiles.Count} chart file(s){(png.Tool is null ? (png.Disabled ? "; SVG only (--no-png)" : "; SVG only: rsvg-convert not found, apt-get install librsvg2-bin") : "")})");
+    if (printTable && report.HeadlineTable.Length > 0)
+    {
+        Console.Write($"<!-- table:start -->\n{report.Headline!.Label}\n\n{report.HeadlineTable}<!-- table:end -->\n");
+    }
+    Console.WriteLine($"report: {runs.Count} run(s) -> {path} ({report.ChartFiles.Count} PNG chart(s){(noPng ? "; --no-png" : "")})");
     return 0;
 }
 catch (ReportException e)

@@ -7,7 +7,8 @@ namespace LLRP.Analysis;
 /// <summary>
 /// Finds and reads every result file under a directory: crank's own <c>--json</c> output and crank/run-local.sh's
 /// files of the same shape (<c>&lt;scenario&gt;.r&lt;round&gt;.json</c>), plus run-local's <c>run.json</c> and
-/// sweep.sh's <c>sweep.json</c> for the machine and the commands.
+/// sweep.sh's <c>sweep.json</c> for the machine and the commands. A committed sitting keeps its runs folded into
+/// <c>&lt;scenario&gt;.runs.json</c> arrays (analysis/aggregate.sh); those are read when the directory holds no per-run file.
 /// </summary>
 internal static partial class ResultsReader
 {
@@ -30,6 +31,9 @@ internal static partial class ResultsReader
             .Where(f => skipDirectory is null || !Path.GetFullPath(f).StartsWith(skipDirectory + Path.DirectorySeparatorChar, StringComparison.Ordinal))
             .Order(StringComparer.Ordinal)
             .ToList();
+        var folded = files.Where(f => f.EndsWith(".runs.json", StringComparison.Ordinal)).ToList();
+        var perRun = files.Any(f => RoundFile().IsMatch(Path.GetFileName(f)));
+        files = perRun ? files.Except(folded).ToList() : files;
 
         foreach (var file in files)
         {
@@ -39,6 +43,19 @@ internal static partial class ResultsReader
             if (root.ValueKind == JsonValueKind.Object && root.Prop("jobResults") is not null)
             {
                 runs.Add(ReadRun(file, root, RunJsonOf(file, metaByDir)));
+            }
+            else if (root.ValueKind == JsonValueKind.Array && name.EndsWith(".runs.json", StringComparison.Ordinal))
+            {
+                var i = 0;
+                foreach (var run in root.EnumerateArray())
+                {
+                    i++;
+                    if (run.ValueKind != JsonValueKind.Object || run.Prop("jobResults") is null)
+                    {
+                        throw new ReportException($"{file}: element {i} has no \"jobResults\" object (analysis/aggregate.sh writes crank --json runs)");
+                    }
+                    runs.Add(ReadRun($"{file}#{i}", run, null));
+                }
             }
             else if (name is "run.json" or "sweep.json")
             {
@@ -50,7 +67,7 @@ internal static partial class ResultsReader
             }
             else if (RoundFile().IsMatch(name))
             {
-                throw new ReportException($"{file}: named like a run result (<scenario>.r<round>.json) but has no \"jobResults\" object (crank --json shape, crank-offline.md §6)");
+                throw new ReportException($"{file}: named like a run result (<scenario>.r<round>.json) but has no \"jobResults\" object (crank --json shape, docs/crank-offline.md)");
             }
             else
             {
@@ -189,11 +206,17 @@ internal static partial class ResultsReader
         BadResponses: r.FirstNumber("wrk/errors/badresponses", "http/requests/badresponses", "bombardier/badresponses"),
         SocketErrors: r.FirstNumber("wrk/errors/socketerrors", "http/requests/errors"));
 
+    /// <summary>Percent; the steadiness tolerance when a file does not state one (crank/run-local.sh's default).</summary>
+    public const double DefaultSteadyTolerance = 10;
+
     private static ProcessFigures ReadProcess(JsonElement? r, double? rps, int? processors)
     {
-        var cpu = r.FirstNumber("benchmarks/cpu");
-        var cores = r.FirstNumber("benchmarks/cpu/raw");
-        var perRequest = r.FirstNumber("proc/cpu/per-request");
+        // Window averages where run-local.sh recorded them; crank's benchmarks/cpu is the highest 1 s sample.
+        var cpu = r.FirstNumber("proc/cpu/average", "benchmarks/cpu");
+        var cores = r.FirstNumber("proc/cpu/raw/average", "benchmarks/cpu/raw");
+        // run-local.sh: the process's CPU time over the measured window / wrk's requests; under crank: LLRP's own
+        // figure over its statsWindow.
+        var perRequest = r.FirstNumber("proc/cpu/per-request", "llrp/cpu-per-request");
         var estimated = false;
         if (perRequest is null && rps is > 0)
         {
@@ -214,7 +237,23 @@ internal static partial class ResultsReader
             AllocatedPerRequest: r.FirstNumber("llrp/allocated-per-request"),
             WorkingSetMb: r.FirstNumber("benchmarks/working-set"),
             PeakWorkingSetMb: r.FirstNumber("proc/working-set/peak"),
-            Threads: r.FirstNumber("proc/threads"));
+            Threads: r.FirstNumber("proc/threads"),
+            Steady: ReadSteady(r));
+    }
+
+    private static Steadiness? ReadSteady(JsonElement? r)
+    {
+        var tolerance = r.FirstNumber("steady/tolerance") ?? DefaultSteadyTolerance;
+        if (r.FirstNumber("steady/first-half") is { } a && r.FirstNumber("steady/second-half") is { } b && a > 0 && b > 0)
+        {
+            return new Steadiness(a, b, tolerance);
+        }
+        // Under crank, LLRP's own halves (its statsWindow split in two).
+        if (r.FirstNumber("llrp/cpu-per-request/first-half") is { } c && r.FirstNumber("llrp/cpu-per-request/second-half") is { } d && c > 0 && d > 0)
+        {
+            return new Steadiness(c, d, tolerance);
+        }
+        return null;
     }
 
     /// <summary>Response body size the Downstream origin sends for a path: <c>?s=N</c>, else its default.</summary>
@@ -254,7 +293,8 @@ internal static partial class ResultsReader
         return new RunMeta(file, r.Prop("date").Text(), r.Prop("commit").Text(),
             r.Prop("dirty") is { ValueKind: JsonValueKind.True or JsonValueKind.False } d ? d.GetBoolean() : null,
             (int?)r.Prop("nproc").Number(), r.Prop("cpuModel").Text(), r.Prop("kernel").Text(), r.Prop("dotnetVersion").Text(),
-            r.Prop("wrk").Text(), r.Prop("nginx").Text(), r.Prop("haproxy").Text(), r.Prop("mode").Text(), pinned, commands, warnings, r.Prop("status").Text());
+            r.Prop("wrk").Text(), r.Prop("nginx").Text(), r.Prop("haproxy").Text(), r.Prop("mode").Text(), pinned, commands, warnings, r.Prop("status").Text(),
+            (int?)r.Prop("warmup").Number(), (int?)r.Prop("duration").Number());
     }
 
     [GeneratedRegex(@"^(?<scenario>.+)\.r(?<round>\d+)\.json$")]

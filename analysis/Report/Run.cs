@@ -8,7 +8,18 @@ internal sealed record LoadFigures(
 /// <summary>One process's figures over the measured window: the proxy's, or the downstream's for <c>direct</c>.</summary>
 internal sealed record ProcessFigures(
     double? CpuPercent, double? CoresPercent, double? CpuUsPerRequest, bool CpuPerRequestEstimated,
-    double? AllocatedPerRequest, double? WorkingSetMb, double? PeakWorkingSetMb, double? Threads);
+    double? AllocatedPerRequest, double? WorkingSetMb, double? PeakWorkingSetMb, double? Threads, Steadiness? Steady);
+
+/// <summary>
+/// The steady-state check of one run: CPU µs per request in the first and second half of the measured window, and
+/// whether they agree within the tolerance (percent of their mean).
+/// </summary>
+internal sealed record Steadiness(double FirstHalf, double SecondHalf, double TolerancePercent)
+{
+    public double ChangePercent => (SecondHalf - FirstHalf) / ((FirstHalf + SecondHalf) / 2) * 100;
+
+    public bool Ok => Math.Abs(ChangePercent) <= TolerancePercent;
+}
 
 /// <summary>
 /// The conditions a run was measured under. Runs of one point differ only in scenario and round, so ratios between
@@ -85,7 +96,7 @@ internal sealed class Run
 internal sealed record RunMeta(
     string File, string? Date, string? Commit, bool? Dirty, int? Nproc, string? CpuModel, string? Kernel, string? Dotnet,
     string? Wrk, string? Nginx, string? Haproxy, string? Mode, string? Pinned, IReadOnlyList<string> Commands,
-    IReadOnlyList<string> Warnings, string? Status)
+    IReadOnlyList<string> Warnings, string? Status, int? Warmup, int? Duration)
 {
     public bool IsSweep => Path.GetFileName(File) == "sweep.json";
 }

@@ -45,6 +45,7 @@ public sealed class ProxyOptions
         new("downstreamConnectTimeout", "15", "seconds to connect downstream; then 502 (YARP's default)"),
         new("downstreamResponseTimeout", "100", "seconds without a response head (504) or body progress (abort) (YARP's default)"),
         new("statsInterval", "0", "print crank statistics every N seconds; 0 is off"),
+        new("statsWindow", "0", "statistics cover the last N seconds that ended with requests served; 0: since the first request"),
     ];
 
     public required Uri[] Downstreams { get; init; }
@@ -92,6 +93,10 @@ public sealed class ProxyOptions
     // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
     public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
 
+    // 0 = from the first request on; crank jobs pass the load's measured duration so the proxy's figures cover the
+    // measured window only (Diagnostics/SelfReport.cs).
+    public TimeSpan StatsWindow { get; init; } = TimeSpan.Zero;
+
     public static ProxyOptions From(IConfiguration config)
     {
         var downstream = config["downstream"];
@@ -134,6 +139,7 @@ public sealed class ProxyOptions
             DownstreamConnectTimeout = Seconds(config, "downstreamConnectTimeout", 15),
             DownstreamResponseTimeout = Seconds(config, "downstreamResponseTimeout", 100),
             StatsInterval = Seconds(config, "statsInterval", 0, allowZero: true),
+            StatsWindow = Seconds(config, "statsWindow", 0, allowZero: true),
         };
     }
 
@@ -163,7 +169,7 @@ public sealed class ProxyOptions
             $"maxRequestHeaderCount={MaxRequestHeaderCount} maxRequestBodySize={MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
-            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s");
+            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
 
     private static bool Bool(IConfiguration config, string key, bool fallback)
     {

@@ -5,67 +5,105 @@ using LLRP.Connections;
 namespace LLRP.Diagnostics;
 
 /// <summary>
-/// The proxy's own numbers: requests served and bytes allocated per request, printed as crank's stdout statistics
-/// block (#StartJobStatistics ... #EndJobStatistics, parsed by crank's agent) every statsInterval and at shutdown.
+/// The proxy's own numbers over the measured window, printed as crank's stdout statistics block
+/// (#StartJobStatistics ... #EndJobStatistics, parsed by crank's agent) every statsInterval and at shutdown.
 /// </summary>
+/// <remarks>
+/// A crank application job cannot see when the load job's measured run starts, so every statsInterval the proxy
+/// samples its cumulative counters (requests, GC.GetTotalAllocatedBytes, process CPU time) and reports the figures
+/// over a trailing window: the last statsWindow seconds that end with the last interval in which requests were
+/// served. With statsWindow = the load's measured duration, the window is the measured run (to one statsInterval),
+/// warm-up and start-up excluded, and it stays put once the load stops, so crank's "Last" aggregate is that window.
+/// statsWindow = 0 reports everything from the first interval that served requests (warm-up included).
+/// The window is also split in two halves by time, so that a runner can check that the proxy was steady.
+/// </remarks>
 internal sealed class SelfReport : IDisposable
 {
+    // One sample per statsInterval; 4096 covers over an hour at 1 s, far more than any window worth measuring.
+    internal const int MaxSamples = 4096;
+
     private readonly ProxyServer _server;
     private readonly Timer? _timer;
-    private long _lastRequests;
-    private long _lastAllocated;
-    private double _lastPerRequest = double.NaN;
+    private readonly WindowSampler _sampler;
 
     public SelfReport(ProxyServer server, TimeSpan interval)
     {
         _server = server;
-        _lastAllocated = GC.GetTotalAllocatedBytes();
+        _sampler = new WindowSampler(server.Options.StatsWindow, MaxSamples);
+        _sampler.Add(Now());
         if (interval > TimeSpan.Zero)
         {
-            _timer = new Timer(static s => ((SelfReport)s!).Sample(print: true), this, interval, interval);
+            _timer = new Timer(static s => ((SelfReport)s!).Tick(), this, interval, interval);
         }
     }
 
-    /// <summary>Bytes allocated per request over the last interval that served requests (the steady state once warm).</summary>
-    private void Sample(bool print)
+    private Sample Now() =>
+        new(TimeSpan.FromTicks(Environment.TickCount64 * TimeSpan.TicksPerMillisecond), _server.Requests,
+            GC.GetTotalAllocatedBytes(), Environment.CpuUsage.TotalTime);
+
+    private void Tick()
     {
-        lock (this)
+        string block;
+        lock (_sampler)
         {
-            var requests = _server.Requests;
-            var allocated = GC.GetTotalAllocatedBytes();
-            if (requests > _lastRequests)
+            if (!_sampler.Add(Now()))
             {
-                _lastPerRequest = (double)(allocated - _lastAllocated) / (requests - _lastRequests);
-                _lastRequests = requests;
-                _lastAllocated = allocated;
-                if (print)
-                {
-                    Console.Out.Write(Block());
-                }
+                return;
             }
+            block = Block(_sampler.Window());
         }
+        Console.Out.Write(block);
     }
 
+    /// <summary>Takes a last sample and returns one readable line for the shutdown log.</summary>
     public string Summary()
     {
-        Sample(print: false);
+        WindowFigures w;
+        lock (_sampler)
+        {
+            _sampler.Add(Now());
+            w = _sampler.Window();
+        }
+        var inWindow = w.Requests > 0
+            ? string.Create(CultureInfo.InvariantCulture,
+                $"over the {w.Seconds:F1} s window: {w.Requests} requests, {w.AllocatedPerRequest:F1} bytes/request, {w.CpuUsPerRequest:F1} us CPU/request.")
+            : "no requests in the window.";
         return string.Create(CultureInfo.InvariantCulture,
-            $"LLRP served {_server.Requests} requests, rejected {_server.Rejected}, allocated {GC.GetTotalAllocatedBytes()} bytes in all; " +
-            $"{(double.IsNaN(_lastPerRequest) ? "n/a" : _lastPerRequest.ToString("F1", CultureInfo.InvariantCulture))} bytes/request over the last sampled interval.");
+            $"LLRP served {_server.Requests} requests, rejected {_server.Rejected}, allocated {GC.GetTotalAllocatedBytes()} bytes in all; {inWindow}");
     }
 
+    /// <summary>The statistics block of the window as of the last sample.</summary>
     public string Block()
     {
+        lock (_sampler)
+        {
+            return Block(_sampler.Window());
+        }
+    }
+
+    private string Block(WindowFigures w)
+    {
         var now = DateTime.UtcNow.ToString("o", CultureInfo.InvariantCulture);
-        var perRequest = double.IsNaN(_lastPerRequest) ? 0 : _lastPerRequest;
         var sb = new StringBuilder("#StartJobStatistics\n{\"Metadata\":[");
-        Meta(sb, "llrp/requests", "Max", "Sum", "Proxy requests", "Requests the proxy completed", "n0").Append(',');
-        Meta(sb, "llrp/rejected", "Max", "Sum", "Proxy rejections", "Requests the proxy refused (4xx it generated)", "n0").Append(',');
-        Meta(sb, "llrp/allocated-per-request", "Last", "Avg", "Allocated B/request", "Bytes allocated per proxied request over the last interval", "n1");
+        // Aggregate Last: the last block describes the window (it no longer moves once the load stops).
+        // Reduce: counts add up over several proxies, per-request figures average.
+        Meta(sb, "llrp/requests", "Last", "Sum", "Proxy requests (window)", "Requests the proxy completed in the measured window", "n0").Append(',');
+        Meta(sb, "llrp/requests/total", "Max", "Sum", "Proxy requests (all)", "Requests the proxy completed since it started", "n0").Append(',');
+        Meta(sb, "llrp/rejected", "Max", "Sum", "Proxy rejections", "Requests the proxy refused since it started (4xx it generated)", "n0").Append(',');
+        Meta(sb, "llrp/allocated-per-request", "Last", "Avg", "Allocated B/request", "Bytes allocated per request in the measured window (whole process)", "n1").Append(',');
+        Meta(sb, "llrp/cpu-per-request", "Last", "Avg", "CPU us/request", "Process CPU time per request in the measured window (us)", "n2").Append(',');
+        Meta(sb, "llrp/cpu-per-request/first-half", "Last", "Avg", "CPU us/request, 1st half", "Process CPU time per request in the first half of the window (us)", "n2").Append(',');
+        Meta(sb, "llrp/cpu-per-request/second-half", "Last", "Avg", "CPU us/request, 2nd half", "Process CPU time per request in the second half of the window (us)", "n2").Append(',');
+        Meta(sb, "llrp/window", "Last", "Max", "Window (s)", "Seconds the window covers", "n1");
         sb.Append("],\"Measurements\":[");
-        Measure(sb, now, "llrp/requests", _server.Requests).Append(',');
+        Measure(sb, now, "llrp/requests", w.Requests).Append(',');
+        Measure(sb, now, "llrp/requests/total", _server.Requests).Append(',');
         Measure(sb, now, "llrp/rejected", _server.Rejected).Append(',');
-        Measure(sb, now, "llrp/allocated-per-request", perRequest);
+        Measure(sb, now, "llrp/allocated-per-request", w.AllocatedPerRequest).Append(',');
+        Measure(sb, now, "llrp/cpu-per-request", w.CpuUsPerRequest).Append(',');
+        Measure(sb, now, "llrp/cpu-per-request/first-half", w.FirstHalfCpuUsPerRequest).Append(',');
+        Measure(sb, now, "llrp/cpu-per-request/second-half", w.SecondHalfCpuUsPerRequest).Append(',');
+        Measure(sb, now, "llrp/window", w.Seconds);
         return sb.Append("]}\n#EndJobStatistics\n").ToString();
     }
 
@@ -74,7 +112,100 @@ internal sealed class SelfReport : IDisposable
             $"{{\"Source\":\"llrp\",\"Name\":\"{name}\",\"Aggregate\":\"{aggregate}\",\"Reduce\":\"{reduce}\",\"ShortDescription\":\"{shortDescription}\",\"LongDescription\":\"{longDescription}\",\"Format\":\"{format}\"}}");
 
     private static StringBuilder Measure(StringBuilder sb, string timestamp, string name, double value) =>
-        sb.Append(CultureInfo.InvariantCulture, $"{{\"Timestamp\":\"{timestamp}\",\"Name\":\"{name}\",\"Value\":{value:0.###}}}");
+        sb.Append(CultureInfo.InvariantCulture, $"{{\"Timestamp\":\"{timestamp}\",\"Name\":\"{name}\",\"Value\":{(double.IsFinite(value) ? value : 0):0.###}}}");
 
     public void Dispose() => _timer?.Dispose();
+}
+
+/// <summary>Cumulative counters at one instant.</summary>
+internal readonly record struct Sample(TimeSpan At, long Requests, long AllocatedBytes, TimeSpan Cpu);
+
+/// <summary>Figures between two samples; per-request values are NaN when no request completed.</summary>
+internal readonly record struct WindowFigures(
+    double Seconds, long Requests, double AllocatedPerRequest, double CpuUsPerRequest,
+    double FirstHalfCpuUsPerRequest, double SecondHalfCpuUsPerRequest)
+{
+    public static WindowFigures Between(Sample from, Sample mid, Sample to) => new(
+        (to.At - from.At).TotalSeconds,
+        to.Requests - from.Requests,
+        PerRequest(to.AllocatedBytes - from.AllocatedBytes, to.Requests - from.Requests),
+        PerRequest((to.Cpu - from.Cpu).Ticks / (double)TimeSpan.TicksPerMicrosecond, to.Requests - from.Requests),
+        PerRequest((mid.Cpu - from.Cpu).Ticks / (double)TimeSpan.TicksPerMicrosecond, mid.Requests - from.Requests),
+        PerRequest((to.Cpu - mid.Cpu).Ticks / (double)TimeSpan.TicksPerMicrosecond, to.Requests - mid.Requests));
+
+    private static double PerRequest(double amount, long requests) => requests > 0 ? amount / requests : double.NaN;
+}
+
+/// <summary>
+/// The samples and the window over them: the last <c>window</c> of time ending at the last sample whose interval served
+/// requests (window zero: from the last sample before the first request to that end).
+/// </summary>
+internal sealed class WindowSampler(TimeSpan window, int capacity)
+{
+    private readonly List<Sample> _samples = [];
+
+    public int Count => _samples.Count;
+
+    /// <summary>Adds a sample; returns whether requests were served since the previous one.</summary>
+    public bool Add(Sample sample)
+    {
+        var served = _samples.Count > 0 && sample.Requests > _samples[^1].Requests;
+        _samples.Add(sample);
+        if (_samples.Count > capacity)
+        {
+            _samples.RemoveAt(0);
+        }
+        return served;
+    }
+
+    public WindowFigures Window()
+    {
+        if (_samples.Count < 2)
+        {
+            return default;
+        }
+        // End: the last sample that closed an interval with requests.
+        var end = _samples.Count - 1;
+        while (end > 0 && _samples[end].Requests == _samples[end - 1].Requests)
+        {
+            end--;
+        }
+        if (end == 0)
+        {
+            return default;
+        }
+        var start = end;
+        if (window > TimeSpan.Zero)
+        {
+            // Start: the sample nearest to end - window (the window is measured to one interval).
+            var target = _samples[end].At - window;
+            while (start > 0 && _samples[start - 1].At >= target - ((_samples[start].At - _samples[start - 1].At) / 2))
+            {
+                start--;
+            }
+        }
+        else
+        {
+            // Start: the sample before the first interval that served requests.
+            start = 0;
+            while (start < end && _samples[start + 1].Requests == _samples[start].Requests)
+            {
+                start++;
+            }
+        }
+        if (start == end)
+        {
+            start = end - 1;
+        }
+        var midTime = _samples[start].At + ((_samples[end].At - _samples[start].At) / 2);
+        var mid = start;
+        for (var i = start; i <= end; i++)
+        {
+            if (Math.Abs((_samples[i].At - midTime).Ticks) < Math.Abs((_samples[mid].At - midTime).Ticks))
+            {
+                mid = i;
+            }
+        }
+        return WindowFigures.Between(_samples[start], _samples[mid], _samples[end]);
+    }
 }
