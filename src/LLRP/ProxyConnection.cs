@@ -83,6 +83,7 @@ internal sealed class ProxyConnection
         finally
         {
             _phase = Phase.None;
+            Head.Reset();
             Forwarder.Dispose();
             _forwardingCts.Dispose();
         }
