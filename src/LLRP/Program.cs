@@ -1,4 +1,5 @@
 using LLRP;
+using LLRP.Hosting;
 
 try
 {

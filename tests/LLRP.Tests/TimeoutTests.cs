@@ -90,6 +90,29 @@ public sealed class TimeoutTests(ImpatientProxies farm) : IClassFixture<Impatien
         Assert.True(r?.Status == 504, $"expected 504, got {r?.ToString() ?? "a closed connection"}");
     }
 
+    // One timer enforces downstreamResponseTimeout, checked every 50 ms: a 1 s timeout answers 504 well before the
+    // 1.5-1.8 s that a once-a-second check gave. The bound is generous and the faster of two tries counts, because a
+    // loaded machine only ever adds delay; it separates the two designs, it does not measure the proxy.
+    [Theory, MemberData(nameof(Variant))]
+    public async Task Answers_504_soon_after_downstreamResponseTimeout(string variant)
+    {
+        var p = await farm.GetAsync(variant);
+        p.Origin.Responder = _ => OriginReply.Never;
+        var fastest = TimeSpan.MaxValue;
+        for (var attempt = 0; attempt < 2; attempt++)
+        {
+            await using var c = await p.ConnectAsync();
+            var clock = System.Diagnostics.Stopwatch.StartNew();
+            await c.SendAsync("GET /never HTTP/1.1\r\nHost: example.com\r\n\r\n");
+            var r = await c.ReadResponseAsync();
+            var elapsed = clock.Elapsed;
+            Assert.True(r?.Status == 504, $"expected 504, got {r?.ToString() ?? "a closed connection"}");
+            Assert.True(elapsed >= TimeSpan.FromSeconds(0.9), $"504 after {elapsed.TotalMilliseconds:F0} ms, before the 1 s timeout");
+            fastest = elapsed < fastest ? elapsed : fastest;
+        }
+        Assert.True(fastest < TimeSpan.FromSeconds(1.4), $"a 1 s downstreamResponseTimeout answered 504 after {fastest.TotalMilliseconds:F0} ms at the fastest");
+    }
+
     // After a 504 the upstream connection that never answered must not be reused for the next request.
     [Theory, MemberData(nameof(Variant))]
     public async Task Does_not_reuse_upstream_connection_after_504(string variant)

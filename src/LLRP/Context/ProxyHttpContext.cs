@@ -1,3 +1,4 @@
+using LLRP.Connections;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
 
@@ -34,9 +35,6 @@ internal sealed class ProxyHttpContext
     }
 
     public HttpContext HttpContext { get; }
-
-    /// <summary>The request feature itself, for the raw request-target without a feature lookup.</summary>
-    public RequestFeature Request => _request;
 
     /// <summary>HttpContext.Abort() was called: the response must not be completed; the client connection must be aborted.</summary>
     public bool IsAborted => _lifetime.IsAborted;

@@ -1,5 +1,6 @@
 using System.Runtime.CompilerServices;
 using System.Text;
+using LLRP.Connections;
 using LLRP.Http1;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
@@ -154,7 +155,7 @@ internal sealed class RequestFeature : IHttpRequestFeature, IHttpRequestBodyDete
         public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
         {
             var read = await _connection.Body.ReadAsync(buffer, cancellationToken);
-            _connection.Touch();
+            _connection.RestartDownstreamTimeout();
             return read;
         }
 

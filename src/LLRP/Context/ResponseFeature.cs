@@ -1,6 +1,7 @@
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
-using LLRP.Forwarding;
+using LLRP.Connections;
+using LLRP.Errors;
 using LLRP.Http1;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Http;
@@ -175,7 +176,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         var status = _statusCode;
         if (status is < 100 or > 599)
         {
-            throw new DownstreamException(DownstreamError.InvalidResponse, "Invalid downstream status code.");
+            ProxyThrow.Throw(ProxyError.DownstreamInvalidResponse, "Invalid downstream status code.");
         }
         var headers = Headers;
         var body = DownstreamBody.UntilEnd;
@@ -184,7 +185,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         {
             if (contentLength.Count != 1 || !HeaderUtilities.TryParseNonNegativeInt64(contentLength.ToString(), out length))
             {
-                throw new DownstreamException(DownstreamError.InvalidResponse, "Invalid downstream Content-Length.");
+                ProxyThrow.Throw(ProxyError.DownstreamInvalidResponse, "Invalid downstream Content-Length.");
             }
             body = DownstreamBody.ContentLength;
         }
@@ -288,7 +289,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         }
         if (count > 0)
         {
-            _connection.Touch();
+            _connection.RestartDownstreamTimeout();
         }
     }
 
@@ -301,7 +302,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         if (_bodyFollows && !data.IsEmpty)
         {
             CopyToBody(data.Span);
-            _connection.Touch();
+            _connection.RestartDownstreamTimeout();
         }
         return await FlushWriterAsync();
     }

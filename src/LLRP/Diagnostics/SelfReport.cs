@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text;
+using LLRP.Connections;
 
 namespace LLRP.Diagnostics;
 

@@ -1,19 +1,14 @@
+using LLRP.Connections;
+
 namespace LLRP.Forwarding;
 
-/// <summary>Creates the variant's forwarder for each inbound connection and owns whatever the connections share.</summary>
-internal interface IForwarderFactory : IDisposable
-{
-    /// <summary>One line for the start-up banner: the variant and how its clients are shared.</summary>
-    string Description { get; }
-
-    IForwarder Create(Uri downstream, int connectionIndex);
-}
-
+/// <summary>Picks the variant's factory from --client.</summary>
 internal static class ForwarderFactory
 {
     public static IForwarderFactory Create(ProxyOptions options) => options.Client switch
     {
         ClientKind.LLHttp => new LLHttpForwarderFactory(options),
+        ClientKind.Yarp => new YarpForwarderFactory(options),
         _ => new HttpClientForwarderFactory(options),
     };
 }

@@ -1,7 +1,8 @@
 using System.Net;
 using System.Net.Http.Headers;
+using LLRP.Connections;
 using LLRP.Context;
-using LLRP.Http1;
+using LLRP.Errors;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 
@@ -13,51 +14,29 @@ namespace LLRP.Forwarding;
 /// of a <see cref="ProxyHttpContext"/>, as YARP would see them. Against the httpclient variant it measures what the
 /// HttpContext abstraction costs; against the yarp variant, what YARP adds on top of it.
 /// </summary>
-internal sealed class HttpContextForwarder(HttpClientForwarderFactory factory, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker) : RequestForwarder
+internal sealed class HttpContextForwarder(DownstreamClients clients, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker)
+    : InvokerForwarder(clients, downstream, invoker, ownsInvoker)
 {
     private const int RequestBodyBufferSize = 16 * 1024;
 
-    private readonly string _origin = downstream.GetLeftPart(UriPartial.Authority);
     private readonly ProxyHttpContext _context = new();
 
     // One async method for the whole exchange, as in the httpclient variant, so both pay for one state machine.
-    protected override async ValueTask ForwardAsync(ProxyConnection connection)
+    protected override async ValueTask ForwardThroughInvokerAsync(ProxyConnection connection)
     {
         var context = _context.Start(connection);
         try
         {
-            var requestFeature = context.Features.Get<IHttpRequestFeature>()!;
-            if (requestFeature.RawTarget == "*")
-            {
-                // HttpRequestMessage always carries an absolute URI, so asterisk-form cannot be expressed.
-                throw new RequestRejectedException(501, "OPTIONS * is not supported by the httpclient-httpcontext variant.");
-            }
-
             var aborted = context.RequestAborted;
-            using var request = CreateRequest(context, requestFeature.RawTarget);
-            HttpResponseMessage response;
-            try
-            {
-                response = await factory.Pick(invoker).SendAsync(request, aborted);
-            }
-            catch (HttpRequestException e)
-            {
-                throw HttpClientForwarder.Translate(e);
-            }
-            catch (OperationCanceledException e) when (!aborted.IsCancellationRequested)
-            {
-                throw HttpClientForwarder.ConnectTimedOut(e);
-            }
-            using var _ = response;
+            using var request = CreateRequest(context);
+            using var response = await SendAsync(request, aborted);
 
             // Validated as in the httpclient variant (a Content-Length the proxy cannot trust is a 502); the response feature
             // then frames the body from the Content-Length field copied below.
-            HttpClientForwarder.DownstreamContentLength(response);
+            DownstreamContentLength(response);
             var target = context.Response;
             target.StatusCode = (int)response.StatusCode;
-            response.Headers.NonValidated.TryGetValues("Connection", out var connectionOptions);
-            CopyFields(target.Headers, response.Headers.NonValidated, connectionOptions);
-            CopyFields(target.Headers, response.Content.Headers.NonValidated, connectionOptions);
+            ForEachEndToEndField(response, target.Headers, static (headers, name, value) => ProxyHttpContext.AddField(headers, name, value));
 
             // Read straight into the response writer's memory, as the httpclient variant does, so the two variants differ
             // only in the layer in between. GetMemory sends the head (HEAD/204/304 then get memory that is discarded).
@@ -65,15 +44,7 @@ internal sealed class HttpContextForwarder(HttpClientForwarderFactory factory, U
             var writer = target.BodyWriter;
             while (true)
             {
-                int read;
-                try
-                {
-                    read = await body.ReadAsync(writer.GetMemory(), aborted);
-                }
-                catch (Exception e) when (e is HttpRequestException or IOException)
-                {
-                    throw HttpClientForwarder.BodyFailed(e);
-                }
+                var read = await ReadBodyAsync(body, writer.GetMemory(), aborted);
                 if (read == 0)
                 {
                     break;
@@ -81,7 +52,7 @@ internal sealed class HttpContextForwarder(HttpClientForwarderFactory factory, U
                 writer.Advance(read);
                 if ((await writer.FlushAsync(aborted)).IsCompleted)
                 {
-                    throw new IOException("The client closed the connection.");
+                    ProxyThrow.ClientGone();
                 }
             }
             await target.CompleteAsync();
@@ -92,10 +63,11 @@ internal sealed class HttpContextForwarder(HttpClientForwarderFactory factory, U
         }
     }
 
-    private HttpRequestMessage CreateRequest(HttpContext context, string rawTarget)
+    private HttpRequestMessage CreateRequest(HttpContext context)
     {
         var source = context.Request;
-        var request = HttpClientForwarder.NewRequest(System.Net.Http.HttpMethod.Parse(source.Method), _origin + rawTarget);
+        var rawTarget = context.Features.Get<IHttpRequestFeature>()!.RawTarget;
+        var request = NewRequest(HttpMethod.Parse(source.Method), DownstreamPrefix + rawTarget);
         var contentLength = source.ContentLength;
         if (contentLength is not null || context.Features.Get<IHttpRequestBodyDetectionFeature>()?.CanHaveBody == true)
         {
@@ -120,42 +92,10 @@ internal sealed class HttpContextForwarder(HttpClientForwarderFactory factory, U
         return request;
     }
 
-    private static void CopyFields(IHeaderDictionary target, HttpHeadersNonValidated fields, HeaderStringValues connectionOptions)
+    /// <summary>Streams HttpContext.Request.Body.</summary>
+    private sealed class RequestStreamContent(Stream body, long? length) : RequestContent(length)
     {
-        foreach (var (name, values) in fields)
-        {
-            if (HttpClientForwarder.IsNominated(name, connectionOptions))
-            {
-                continue;
-            }
-            foreach (var value in values)
-            {
-                ProxyHttpContext.AddField(target, name, value);
-            }
-        }
-    }
-
-    public override void Dispose()
-    {
-        if (ownsInvoker)
-        {
-            invoker.Dispose();
-        }
-    }
-
-    /// <summary>Streams HttpContext.Request.Body; HttpClient frames it again (Content-Length or chunked).</summary>
-    private sealed class RequestStreamContent(Stream body, long? length) : HttpContent
-    {
-        protected override Task SerializeToStreamAsync(Stream stream, TransportContext? context) =>
-            SerializeToStreamAsync(stream, context, CancellationToken.None);
-
         protected override Task SerializeToStreamAsync(Stream stream, TransportContext? context, CancellationToken cancellationToken) =>
             body.CopyToAsync(stream, RequestBodyBufferSize, cancellationToken);
-
-        protected override bool TryComputeLength(out long computed)
-        {
-            computed = length ?? 0;
-            return length.HasValue;
-        }
     }
 }

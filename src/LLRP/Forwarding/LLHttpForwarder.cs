@@ -1,62 +1,11 @@
-using System.Net;
+using System.Runtime.CompilerServices;
 using LLHttp;
 using LLHttp.Pooling;
+using LLRP.Connections;
+using LLRP.Errors;
 using LLRP.Http1;
 
 namespace LLRP.Forwarding;
-
-/// <summary>
-/// The llhttp variant's connections: by default one downstream connection per inbound connection (the original
-/// LLRP's affinity), or with shareClients one LIFO pool per downstream shared by every inbound connection.
-/// </summary>
-internal sealed class LLHttpForwarderFactory : IForwarderFactory
-{
-    private readonly ProxyOptions _options;
-    private readonly LLHttpOptions _clientOptions;
-    private readonly Dictionary<Uri, LLHttpConnectionPool> _pools = [];
-
-    public LLHttpForwarderFactory(ProxyOptions options)
-    {
-        _options = options;
-        _clientOptions = new LLHttpOptions
-        {
-            ConnectTimeout = options.DownstreamConnectTimeout,
-            ResponseHeadTimeout = options.DownstreamResponseTimeout,
-            BodyIdleTimeout = options.DownstreamResponseTimeout,
-            MaxResponseHeadersLength = options.MaxResponseHeadersTotalSize,
-            // The forwarded head is the client's (bounded by the request limits) plus Host, Via and X-Forwarded-For.
-            MaxRequestHeadLength = options.MaxRequestLineSize + options.MaxRequestHeadersTotalSize + 1024,
-        };
-        if (options.ShareClients)
-        {
-            foreach (var downstream in options.Downstreams)
-            {
-                _pools[downstream] = new LLHttpConnectionPool(EndPointOf(downstream), _clientOptions);
-            }
-        }
-    }
-
-    public string Description => _options.ShareClients
-        ? "llhttp: one shared connection pool per downstream"
-        : "llhttp: one downstream connection per inbound connection";
-
-    public IForwarder Create(Uri downstream, int connectionIndex) => _options.ShareClients
-        ? new LLHttpForwarder(null, _pools[downstream], downstream)
-        : new LLHttpForwarder(new LLHttpAffinitySlot(EndPointOf(downstream), _clientOptions), null, downstream);
-
-    private static EndPoint EndPointOf(Uri uri) =>
-        IPAddress.TryParse(uri.Host.Trim('[', ']'), out var address)
-            ? new IPEndPoint(address, uri.Port)
-            : new DnsEndPoint(uri.Host, uri.Port);
-
-    public void Dispose()
-    {
-        foreach (var pool in _pools.Values)
-        {
-            pool.Dispose();
-        }
-    }
-}
 
 /// <summary>
 /// Forwards through LLHttp: the request head goes from RequestHead's buffer into the client's send buffer, response
@@ -74,112 +23,87 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
     private byte[]? _bodyBuffer;
 
     /// <summary>
-    /// The whole connection in one async method: every await of every exchange (the client pipe, LLHttp's sockets,
-    /// the flush) happens here, so its state machine is allocated once per connection and reused by every request.
+    /// One exchange. Its state machine comes from a pool (PoolingAsyncValueTaskMethodBuilder), so in steady state an
+    /// exchange allocates nothing although it is one async call per request.
     /// </summary>
-    public async Task RunAsync(ProxyConnection connection)
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    public async ValueTask ForwardAsync(ProxyConnection connection)
     {
         var writer = connection.Response;
-        while (true)
+        LLHttpConnection? downstream = null;
+        try
         {
-            connection.StartHead();
-            HeadStatus status;
-            do
+            downstream = await (slot is not null ? slot.GetAsync(connection.Aborted) : pool!.RentAsync(connection.Aborted));
+
+            // The request: head (and a small body) in one send; larger bodies stream with framing LLHttp generates.
+            var head = connection.Head;
+            StartRequest(connection, downstream);
+            if (head.Framing == BodyFraming.None)
             {
-                status = connection.ParseHead(await connection.Input.ReadAsync());
+                await downstream.SendRequestAsync(connection.Aborted);
             }
-            while (status == HeadStatus.Incomplete);
-            if (status != HeadStatus.Complete)
+            else if (head.Framing == BodyFraming.ContentLength && head.ContentLength <= SmallBodyLength)
             {
-                await connection.RejectAsync(status);
-                return;
+                var buffer = _bodyBuffer ??= new byte[BodyBufferLength];
+                var length = 0;
+                int read;
+                while ((read = await connection.Body.ReadAsync(buffer.AsMemory(length), connection.Aborted)) > 0)
+                {
+                    length += read;
+                }
+                await downstream.SendRequestAsync(buffer.AsMemory(0, length), connection.Aborted);
+            }
+            else
+            {
+                var buffer = _bodyBuffer ??= new byte[BodyBufferLength];
+                downstream.StartRequestBody(
+                    head.Framing == BodyFraming.Chunked ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
+                    head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
+                int read;
+                while ((read = await connection.Body.ReadAsync(buffer, connection.Aborted)) > 0)
+                {
+                    await downstream.WriteBodyAsync(buffer.AsMemory(0, read), connection.Aborted);
+                    connection.RestartDownstreamTimeout();
+                }
+                await downstream.CompleteRequestAsync(connection.Aborted);
             }
 
-            connection.StartExchange();
-            LLHttpConnection? downstream = null;
-            try
+            // The response: interim heads to HTTP/1.1 clients (RFC 9110 §15.2), then the final head and body.
+            var response = await downstream.ReadResponseHeadAsync(connection.Aborted);
+            while (response.IsInformational)
             {
-                downstream = await (slot is not null ? slot.GetAsync(connection.Aborted) : pool!.RentAsync(connection.Aborted));
-
-                // The request: head (and a small body) in one send; larger bodies stream with framing LLHttp generates.
-                var head = connection.Head;
-                StartRequest(connection, downstream);
-                if (head.Framing == BodyFraming.None)
+                if (writer.CanSendInterim)
                 {
-                    await downstream.SendRequestAsync(connection.Aborted);
+                    writer.BeginInterim(response.StatusCode);
+                    WriteFields(writer, response.Headers);
+                    await writer.EndInterimAsync();
                 }
-                else if (head.Framing == BodyFraming.ContentLength && head.ContentLength <= SmallBodyLength)
-                {
-                    var buffer = _bodyBuffer ??= new byte[BodyBufferLength];
-                    var length = 0;
-                    int read;
-                    while ((read = await connection.Body.ReadAsync(buffer.AsMemory(length), connection.Aborted)) > 0)
-                    {
-                        length += read;
-                    }
-                    await downstream.SendRequestAsync(buffer.AsMemory(0, length), connection.Aborted);
-                }
-                else
-                {
-                    var buffer = _bodyBuffer ??= new byte[BodyBufferLength];
-                    downstream.StartRequestBody(
-                        head.Framing == BodyFraming.Chunked ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
-                        head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
-                    int read;
-                    while ((read = await connection.Body.ReadAsync(buffer, connection.Aborted)) > 0)
-                    {
-                        await downstream.WriteBodyAsync(buffer.AsMemory(0, read), connection.Aborted);
-                        connection.Touch();
-                    }
-                    await downstream.CompleteRequestAsync(connection.Aborted);
-                }
-
-                // The response: interim heads to HTTP/1.1 clients (RFC 9110 §15.2), then the final head and body.
-                var response = await downstream.ReadResponseHeadAsync(connection.Aborted);
-                while (response.IsInformational)
-                {
-                    if (writer.CanSendInterim)
-                    {
-                        writer.BeginInterim(response.StatusCode);
-                        WriteFields(writer, response.Headers);
-                        await writer.EndInterimAsync();
-                    }
-                    response = await downstream.ReadResponseHeadAsync(connection.Aborted);
-                }
-                if (WriteFinalHead(writer, response))
-                {
-                    while (writer.ExpectsMoreBody)
-                    {
-                        var read = await downstream.ReadBodyAsync(writer.GetBodyMemory(), connection.Aborted);
-                        if (read == 0)
-                        {
-                            break;
-                        }
-                        writer.AdvanceBody(read);
-                        connection.Touch();
-                        // A body that is now complete is flushed once with the head below.
-                        if (writer.ExpectsMoreBody && (await writer.FlushAsync()).IsCompleted)
-                        {
-                            throw new IOException("The client closed the connection.");
-                        }
-                    }
-                }
-                writer.CompleteBody();
-                pool?.Return(downstream);
-                downstream = null;
-                await connection.EndExchangeAsync();
+                response = await downstream.ReadResponseHeadAsync(connection.Aborted);
             }
-            catch (Exception e)
+            if (WriteFinalHead(writer, response))
             {
-                // Whatever failed, this downstream exchange is unfinished: never reuse its connection.
-                downstream?.Abort();
-                await connection.FailExchangeAsync(e is LLHttpException http ? Translate(http) : e);
-                return;
+                while (writer.ExpectsMoreBody)
+                {
+                    var read = await downstream.ReadBodyAsync(writer.GetBodyMemory(), connection.Aborted);
+                    if (read == 0)
+                    {
+                        break;
+                    }
+                    await connection.ResponseBodyReceivedAsync(read);
+                }
             }
-            if (!connection.CanContinue())
+            writer.CompleteBody();
+            pool?.Return(downstream);
+        }
+        catch (Exception e)
+        {
+            // Whatever failed, this downstream exchange is unfinished: never reuse its connection.
+            downstream?.Abort();
+            if (e is LLHttpException http)
             {
-                return;
+                throw Translate(http);
             }
+            throw;
         }
     }
 
@@ -205,7 +129,7 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
         // possible response-splitting attempt away from the client (and LLHttp will not reuse the connection).
         if (response.BodyFraming == ResponseBodyFraming.Chunked && response.Headers.TryGetValue("Content-Length"u8, out _))
         {
-            throw new DownstreamException(DownstreamError.InvalidResponse, "The downstream sent both Transfer-Encoding and Content-Length.");
+            ProxyThrow.Throw(ProxyError.DownstreamInvalidResponse, "The downstream sent both Transfer-Encoding and Content-Length.");
         }
         writer.BeginHead(response.StatusCode);
         WriteFields(writer, response.Headers);
@@ -234,15 +158,16 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
         }
     }
 
-    private static DownstreamException Translate(LLHttpException e) => e.Error switch
+    /// <summary>The one mapping from LLHttp's errors to the proxy's.</summary>
+    private static ProxyException Translate(LLHttpException e) => new(e.Error switch
     {
-        LLHttpError.ResponseHeadTimeout => new DownstreamException(DownstreamError.Timeout, e.Message, e),
+        LLHttpError.ResponseHeadTimeout => ProxyError.DownstreamTimeout,
         LLHttpError.BodyIdleTimeout or LLHttpError.ResponseBodyTruncated or LLHttpError.InvalidChunkedEncoding or LLHttpError.ReceiveFailed =>
-            new DownstreamException(DownstreamError.BodyCutShort, e.Message, e),
+            ProxyError.DownstreamBodyCutShort,
         LLHttpError.ConnectFailed or LLHttpError.ConnectTimeout or LLHttpError.ConnectionClosedBeforeResponse or LLHttpError.SendFailed or LLHttpError.ConnectionAborted =>
-            new DownstreamException(DownstreamError.Unavailable, e.Message, e),
-        _ => new DownstreamException(DownstreamError.InvalidResponse, e.Message, e),
-    };
+            ProxyError.DownstreamUnavailable,
+        _ => ProxyError.DownstreamInvalidResponse,
+    }, e.Message, e);
 
     public void Dispose() => slot?.Dispose();
 }

@@ -1,8 +1,8 @@
+using LLRP.Connections;
 using LLRP.Context;
-using LLRP.Http1;
+using LLRP.Errors;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
-using Microsoft.Extensions.DependencyInjection;
 using Yarp.ReverseProxy.Forwarder;
 
 namespace LLRP.Forwarding;
@@ -14,44 +14,35 @@ namespace LLRP.Forwarding;
 /// timeout, its error handling). The response goes back through the context's response feature, so the client
 /// framing and the header policy are the shared request side's, as for every variant.
 /// </summary>
-internal sealed class YarpForwarder : RequestForwarder
+internal sealed class YarpForwarder : InvokerForwarder
 {
-    private readonly HttpClientForwarderFactory _factory;
-    private readonly HttpMessageInvoker _invoker;
-    private readonly bool _ownsInvoker;
-    private readonly string _destinationPrefix;
+    private readonly IHttpForwarder _forwarder;
+    private readonly ForwarderRequestConfig _config;
     private readonly ProxyHttpContext _context;
     private readonly LLRPTransformer _transformer;
 
-    public YarpForwarder(HttpClientForwarderFactory factory, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker)
+    public YarpForwarder(IHttpForwarder forwarder, ForwarderRequestConfig config, DownstreamClients clients, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker)
+        : base(clients, downstream, invoker, ownsInvoker)
     {
-        _factory = factory;
-        _invoker = invoker;
-        _ownsInvoker = ownsInvoker;
-        _destinationPrefix = downstream.GetLeftPart(UriPartial.Authority);
+        _forwarder = forwarder;
+        _config = config;
         _context = new ProxyHttpContext();
         _transformer = new LLRPTransformer(_context);
     }
 
-    protected override async ValueTask ForwardAsync(ProxyConnection connection)
+    protected override async ValueTask ForwardThroughInvokerAsync(ProxyConnection connection)
     {
-        if (connection.Head.Target is [(byte)'*'])
-        {
-            // HttpRequestMessage always carries an absolute URI, so asterisk-form cannot be expressed.
-            throw new RequestRejectedException(501, "OPTIONS * is not supported by the yarp variant.");
-        }
-
         var context = _context.Start(connection);
         try
         {
-            var error = await _factory.Forwarder.SendAsync(context, _destinationPrefix, _factory.Pick(_invoker), _factory.ForwarderConfig, _transformer);
+            var error = await _forwarder.SendAsync(context, DownstreamPrefix, Invoker, _config, _transformer);
             if (error != ForwarderError.None)
             {
                 throw Translate(connection, error, context.Features.Get<IForwarderErrorFeature>()?.Exception);
             }
             if (_context.IsAborted)
             {
-                throw new DownstreamException(DownstreamError.BodyCutShort, "YARP aborted the request.");
+                ProxyThrow.Throw(ProxyError.DownstreamBodyCutShort, "YARP aborted the request.");
             }
             // HttpForwarder leaves completing an HTTP/1.1 response to the server; here that ends the client framing.
             await context.Response.CompleteAsync();
@@ -73,40 +64,22 @@ internal sealed class YarpForwarder : RequestForwarder
             // The connection's own timer or the client going away: the connection decides (408, 504 or nothing).
             return new OperationCanceledException(connection.Aborted);
         }
-        for (var inner = exception; inner is not null; inner = inner.InnerException)
+        if (RequestSideFailure(exception) is { } requestSide)
         {
-            if (inner is RequestBodyException body)
-            {
-                return body;
-            }
+            return requestSide;
         }
         return error switch
         {
-            ForwarderError.Request when exception is HttpRequestException e => HttpClientForwarder.Translate(e),
+            ForwarderError.Request when exception is HttpRequestException e => Translate(e),
             // HttpClient's connect timeout cancels the send without YARP's token or ours being cancelled.
-            ForwarderError.RequestCanceled when exception is OperationCanceledException e => HttpClientForwarder.ConnectTimedOut(e),
-            ForwarderError.RequestTimedOut => new DownstreamException(DownstreamError.Timeout, "The downstream did not answer within downstreamResponseTimeout.", exception),
-            ForwarderError.ResponseHeaders => new DownstreamException(DownstreamError.InvalidResponse, "The downstream response head could not be relayed.", exception),
-            ForwarderError.ResponseBodyDestination or ForwarderError.ResponseBodyCanceled => HttpClientForwarder.BodyFailed(exception ?? new IOException(error.ToString())),
-            ForwarderError.ResponseBodyClient => new IOException("The client closed the connection.", exception),
-            _ => new DownstreamException(DownstreamError.Unavailable, $"YARP reported {error}.", exception),
+            ForwarderError.RequestCanceled when exception is OperationCanceledException e => ConnectTimedOut(e),
+            ForwarderError.RequestTimedOut => new ProxyException(ProxyError.DownstreamTimeout, "The downstream did not answer within downstreamResponseTimeout.", exception),
+            ForwarderError.ResponseHeaders => new ProxyException(ProxyError.DownstreamInvalidResponse, "The downstream response head could not be relayed.", exception),
+            ForwarderError.ResponseBodyDestination or ForwarderError.ResponseBodyCanceled => BodyCutShort(exception ?? new IOException(error.ToString())),
+            ForwarderError.ResponseBodyClient => new ProxyException(ProxyError.ClientGone, "The client closed the connection.", exception),
+            _ => new ProxyException(ProxyError.DownstreamUnavailable, $"YARP reported {error}.", exception),
         };
     }
-
-    public override void Dispose()
-    {
-        if (_ownsInvoker)
-        {
-            _invoker.Dispose();
-        }
-    }
-
-    /// <summary>
-    /// HttpForwarder for the whole process, from YARP's own registration (AddHttpForwarder) with logging that has no
-    /// provider: nothing is logged per request, as in every variant.
-    /// </summary>
-    internal static IHttpForwarder CreateHttpForwarder() =>
-        new ServiceCollection().AddLogging().AddHttpForwarder().BuildServiceProvider().GetRequiredService<IHttpForwarder>();
 
     /// <summary>
     /// YARP's base transformer (every request field but its hop-by-hop list, Host included, so the downstream sees the
@@ -117,13 +90,13 @@ internal sealed class YarpForwarder : RequestForwarder
     /// </summary>
     private sealed class LLRPTransformer(ProxyHttpContext context) : HttpTransformer
     {
-        public override async ValueTask TransformRequestAsync(HttpContext httpContext, HttpRequestMessage proxyRequest, string destinationPrefix, CancellationToken cancellationToken)
+        public override async ValueTask TransformRequestAsync(HttpContext httpContext, HttpRequestMessage proxyRequest, string downstreamPrefix, CancellationToken cancellationToken)
         {
-            await base.TransformRequestAsync(httpContext, proxyRequest, destinationPrefix, cancellationToken);
+            await base.TransformRequestAsync(httpContext, proxyRequest, downstreamPrefix, cancellationToken);
 
             // HttpForwarder would build the URI from the decoded Path (System.Uri then removes dot-segments and
             // re-escapes): the downstream must see the request-target exactly as the client sent it, as with every variant.
-            proxyRequest.RequestUri = HttpClientForwarder.RawUri(destinationPrefix + ((RequestFeature)httpContext.Features.Get<IHttpRequestFeature>()!).RawTarget);
+            proxyRequest.RequestUri = RawUri(downstreamPrefix + ((RequestFeature)httpContext.Features.Get<IHttpRequestFeature>()!).RawTarget);
 
             var headers = proxyRequest.Headers;
             var source = httpContext.Request.Headers;
@@ -142,7 +115,7 @@ internal sealed class YarpForwarder : RequestForwarder
             if (proxyResponse is not null)
             {
                 // RFC 9112 §6.3 rule 5: a Content-Length the proxy cannot trust is a 502, as in the other variants.
-                HttpClientForwarder.DownstreamContentLength(proxyResponse);
+                DownstreamContentLength(proxyResponse);
             }
             var copy = await base.TransformResponseAsync(httpContext, proxyResponse, cancellationToken);
             if (proxyResponse is null)
@@ -154,7 +127,7 @@ internal sealed class YarpForwarder : RequestForwarder
             downstreamFields.TryGetValues("Connection", out var connectionOptions);
             foreach (var name in s_endToEndDroppedByYarp)
             {
-                if (downstreamFields.TryGetValues(name, out var values) && !HttpClientForwarder.IsNominated(name, connectionOptions))
+                if (downstreamFields.TryGetValues(name, out var values) && !IsNominated(name, connectionOptions))
                 {
                     foreach (var value in values)
                     {
@@ -187,7 +160,7 @@ internal sealed class YarpForwarder : RequestForwarder
 
         private static void RemoveIfNominated(IHeaderDictionary fields, string name, System.Net.Http.Headers.HeaderStringValues options)
         {
-            if (HttpClientForwarder.IsNominated(name, options))
+            if (IsNominated(name, options))
             {
                 fields.Remove(name);
             }

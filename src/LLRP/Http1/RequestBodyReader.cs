@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
+using LLRP.Errors;
 
 namespace LLRP.Http1;
 
@@ -44,9 +45,6 @@ internal sealed class RequestBodyReader
     /// <summary>The whole body has been read, so the next request on the connection starts where this one ended.</summary>
     public bool IsComplete => _state == State.Done;
 
-    /// <summary>Bytes of body read so far (after de-framing).</summary>
-    public long BytesRead => _total;
-
     public void Start(RequestHead head)
     {
         _total = 0;
@@ -87,7 +85,7 @@ internal sealed class RequestBodyReader
             }
             if (result.IsCompleted)
             {
-                throw new RequestBodyException(400, "The client closed the connection before the request body ended.", clientClosed: true);
+                ProxyThrow.Throw(ProxyError.ClientGone, "The client closed the connection before the request body ended.");
             }
             if (result.IsCanceled)
             {
@@ -115,7 +113,7 @@ internal sealed class RequestBodyReader
                         _total += n;
                         if (_total > _options.MaxRequestBodySize)
                         {
-                            throw new RequestBodyException(413, "Request body larger than maxRequestBodySize.");
+                            ProxyThrow.Throw(ProxyError.ContentTooLarge, "Request body larger than maxRequestBodySize.");
                         }
                         if (_remaining == 0)
                         {
@@ -131,7 +129,7 @@ internal sealed class RequestBodyReader
                     }
                     if (buffer.FirstSpan.Length >= 2 ? !buffer.FirstSpan.StartsWith("\r\n"u8) : !StartsWithCrLf(buffer))
                     {
-                        throw new RequestBodyException(400, "Chunk data not followed by CRLF.");
+                        ProxyThrow.BadRequest("Chunk data not followed by CRLF.");
                     }
                     buffer = buffer.Slice(2);
                     _state = State.ChunkSize;
@@ -180,7 +178,7 @@ internal sealed class RequestBodyReader
         {
             if (buffer.Length > maxLength)
             {
-                throw new RequestBodyException(400, "Chunk line or trailer section too long.");
+                ProxyThrow.BadRequest("Chunk line or trailer section too long.");
             }
             line = default;
             return false;
@@ -188,12 +186,12 @@ internal sealed class RequestBodyReader
         var withLf = buffer.Slice(0, buffer.GetPosition(1, lf.Value));
         if (withLf.Length - 2 > maxLength)
         {
-            throw new RequestBodyException(400, "Chunk line or trailer section too long.");
+            ProxyThrow.BadRequest("Chunk line or trailer section too long.");
         }
         var bytes = withLf.IsSingleSegment ? withLf.FirstSpan : withLf.ToArray();
         if (bytes.Length < 2 || bytes[^2] != '\r' || bytes[..^2].IndexOfAny((byte)'\r', (byte)'\n') >= 0)
         {
-            throw new RequestBodyException(400, "Chunk line not terminated by CRLF.");
+            ProxyThrow.BadRequest("Chunk line not terminated by CRLF.");
         }
         line = bytes[..^2];
         buffer = buffer.Slice(withLf.End);
@@ -214,17 +212,17 @@ internal sealed class RequestBodyReader
             }
             if (size > (long.MaxValue >> 4))
             {
-                throw new RequestBodyException(400, "Chunk size overflows.");
+                ProxyThrow.BadRequest("Chunk size overflows.");
             }
             size = (size << 4) | (uint)digit;
         }
         if (i == 0)
         {
-            throw new RequestBodyException(400, "Invalid chunk size.");
+            ProxyThrow.BadRequest("Invalid chunk size.");
         }
         if (!HttpSyntax.IsValidChunkExtensions(line[i..]))
         {
-            throw new RequestBodyException(400, "Invalid chunk extension.");
+            ProxyThrow.BadRequest("Invalid chunk extension.");
         }
         return size;
     }
@@ -242,14 +240,7 @@ internal sealed class RequestBodyReader
         var colon = line.IndexOf((byte)':');
         if (colon <= 0 || !HttpSyntax.IsToken(line[..colon]) || !HttpSyntax.IsValidFieldValue(line[(colon + 1)..]))
         {
-            throw new RequestBodyException(400, "Invalid trailer field.");
+            ProxyThrow.BadRequest("Invalid trailer field.");
         }
     }
-}
-
-/// <summary>The client's body is malformed, too large or cut short: answered with <see cref="StatusCode"/> if nothing was sent yet, and the connection closes.</summary>
-internal sealed class RequestBodyException(int statusCode, string message, bool clientClosed = false) : Exception(message)
-{
-    public int StatusCode { get; } = statusCode;
-    public bool ClientClosed { get; } = clientClosed;
 }

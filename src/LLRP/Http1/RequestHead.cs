@@ -1,27 +1,11 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
 using System.Text;
+using LLRP.Errors;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http;
 using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
 
 namespace LLRP.Http1;
-
-internal enum BodyFraming : byte
-{
-    None,
-    ContentLength,
-    Chunked,
-}
-
-/// <summary>One field line of the request head, stored as ranges into <see cref="RequestHead"/>'s buffer.</summary>
-internal struct HeaderEntry
-{
-    public int NameStart;
-    public int NameLength;
-    public int ValueStart;
-    public int ValueLength;
-    public HeaderKind Kind;
-}
 
 /// <summary>
 /// The parsed and validated request head of one connection, reused request after request: the bytes the
@@ -120,16 +104,16 @@ internal sealed class RequestHead
 
         if (!HttpSyntax.IsToken(method))
         {
-            throw RequestRejectedException.BadRequest("Invalid method token.");
+            ProxyThrow.BadRequest("Invalid method token.");
         }
         // RFC 9110 §9.3.6: CONNECT asks for a tunnel, which this proxy does not provide (by design).
         if (Method == KestrelMethod.Connect)
         {
-            throw new RequestRejectedException(405, "CONNECT is not supported.");
+            ProxyThrow.Throw(ProxyError.MethodNotAllowed, "CONNECT is not supported.");
         }
         if (!HttpSyntax.IsValidTarget(rawTarget))
         {
-            throw RequestRejectedException.BadRequest("Invalid request-target.");
+            ProxyThrow.BadRequest("Invalid request-target.");
         }
 
         _methodLength = Append(method);
@@ -142,7 +126,7 @@ internal sealed class RequestHead
             // RFC 9112 §3.2.4: asterisk-form is only for a server-wide OPTIONS.
             if (Method != KestrelMethod.Options)
             {
-                throw RequestRejectedException.BadRequest("Asterisk-form request-target is only valid for OPTIONS.");
+                ProxyThrow.BadRequest("Asterisk-form request-target is only valid for OPTIONS.");
             }
             (_targetStart, _targetLength) = (_length, Append(rawTarget));
         }
@@ -166,7 +150,8 @@ internal sealed class RequestHead
         }
         else
         {
-            throw RequestRejectedException.BadRequest("Unsupported request-target form.");
+            ProxyThrow.BadRequest("Unsupported request-target form.");
+            return;
         }
 
         var rest = target[schemeLength..];
@@ -174,7 +159,7 @@ internal sealed class RequestHead
         var authority = end < 0 ? rest : rest[..end];
         if (authority.IsEmpty || !HttpSyntax.IsValidHost(authority))
         {
-            throw RequestRejectedException.BadRequest("Invalid authority in absolute-form request-target.");
+            ProxyThrow.BadRequest("Invalid authority in absolute-form request-target.");
         }
         _authorityStart = _length;
         _authorityLength = Append(authority);
@@ -193,23 +178,23 @@ internal sealed class RequestHead
     {
         if (HeaderCount == _options.MaxRequestHeaderCount)
         {
-            throw new RequestRejectedException(431, "Too many request header fields.");
+            ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Too many request header fields.");
         }
         // Kestrel's parser splits the line but checks neither the name's characters nor the value's (RFC 9110 §5.1, §5.5).
         if (!HttpSyntax.IsToken(name))
         {
-            throw RequestRejectedException.BadRequest("Invalid character in header name.");
+            ProxyThrow.BadRequest("Invalid character in header name.");
         }
         if (!HttpSyntax.IsValidFieldValue(value))
         {
-            throw RequestRejectedException.BadRequest("Invalid character in header value.");
+            ProxyThrow.BadRequest("Invalid character in header value.");
         }
 
         ref var entry = ref _headers[HeaderCount++];
         entry.Kind = HttpSyntax.Classify(name);
         if (entry.Kind == HeaderKind.Other && HttpSyntax.IsFramingLookalike(name))
         {
-            throw RequestRejectedException.BadRequest("Header name resembles Content-Length or Transfer-Encoding.");
+            ProxyThrow.BadRequest("Header name resembles Content-Length or Transfer-Encoding.");
         }
         entry.NameStart = _length;
         entry.NameLength = Append(name);
@@ -222,7 +207,7 @@ internal sealed class RequestHead
                 // RFC 9112 §3.2: more than one Host, or an invalid one, MUST be answered with 400.
                 if (_hostIndex >= 0 || !HttpSyntax.IsValidHost(value))
                 {
-                    throw RequestRejectedException.BadRequest("Duplicate or invalid Host header.");
+                    ProxyThrow.BadRequest("Duplicate or invalid Host header.");
                 }
                 _hostIndex = HeaderCount - 1;
                 break;
@@ -242,7 +227,7 @@ internal sealed class RequestHead
         var length = HttpSyntax.ParseContentLength(value);
         if (length < 0 || _contentLengthCount > 0)
         {
-            throw RequestRejectedException.BadRequest("Invalid or conflicting Content-Length.");
+            ProxyThrow.BadRequest("Invalid or conflicting Content-Length.");
         }
         _contentLengthCount++;
         ContentLength = length;
@@ -254,7 +239,7 @@ internal sealed class RequestHead
         // RFC 9112 §3.2: an HTTP/1.1 request without Host MUST be answered with 400.
         if (_hostIndex < 0 && Version == HttpVersion.Http11)
         {
-            throw RequestRejectedException.BadRequest("Missing Host header.");
+            ProxyThrow.BadRequest("Missing Host header.");
         }
 
         if (_transferEncodingCount > 0)
@@ -262,12 +247,12 @@ internal sealed class RequestHead
             // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message means the framing is faulty.
             if (Version == HttpVersion.Http10)
             {
-                throw RequestRejectedException.BadRequest("Transfer-Encoding in an HTTP/1.0 request.");
+                ProxyThrow.BadRequest("Transfer-Encoding in an HTTP/1.0 request.");
             }
             // RFC 9112 §6.1: a server MAY reject a message with both, and then MUST close; rejecting removes the ambiguity.
             if (_contentLengthCount > 0)
             {
-                throw RequestRejectedException.BadRequest("Both Transfer-Encoding and Content-Length.");
+                ProxyThrow.BadRequest("Both Transfer-Encoding and Content-Length.");
             }
             ValidateTransferEncoding();
             Framing = BodyFraming.Chunked;
@@ -276,7 +261,7 @@ internal sealed class RequestHead
         {
             if (ContentLength > _options.MaxRequestBodySize)
             {
-                throw new RequestRejectedException(413, "Request body larger than maxRequestBodySize.");
+                ProxyThrow.Throw(ProxyError.ContentTooLarge, "Request body larger than maxRequestBodySize.");
             }
             // Content-Length: 0 stays a Content-Length framing so the downstream sees the same declaration.
             Framing = BodyFraming.ContentLength;
@@ -287,7 +272,7 @@ internal sealed class RequestHead
         if ((Framing == BodyFraming.Chunked || ContentLength > 0) &&
             Method is KestrelMethod.Get or KestrelMethod.Head or KestrelMethod.Trace)
         {
-            throw RequestRejectedException.BadRequest("GET, HEAD and TRACE requests must not carry content.");
+            ProxyThrow.BadRequest("GET, HEAD and TRACE requests must not carry content.");
         }
 
         ClientWantsClose = Version == HttpVersion.Http10;
@@ -302,7 +287,7 @@ internal sealed class RequestHead
                     // RFC 9110 §10.1.1: 100-continue is the only expectation; others get 417. HTTP/1.0 ignores it.
                     if (!Ascii.EqualsIgnoreCase(Value(i), "100-continue"u8))
                     {
-                        throw new RequestRejectedException(417, "Unsupported expectation.");
+                        ProxyThrow.Throw(ProxyError.ExpectationFailed, "Unsupported expectation.");
                     }
                     ExpectContinue = Version == HttpVersion.Http11 && (Framing == BodyFraming.Chunked || ContentLength > 0);
                     break;
@@ -341,11 +326,11 @@ internal sealed class RequestHead
         }
         if (!state.ChunkedLast || state.Chunked != 1 || state.Empty != 0)
         {
-            throw RequestRejectedException.BadRequest("Transfer-Encoding does not end in a single chunked coding.");
+            ProxyThrow.BadRequest("Transfer-Encoding does not end in a single chunked coding.");
         }
         if (state.Other != 0)
         {
-            throw new RequestRejectedException(501, "Unsupported transfer coding.");
+            ProxyThrow.Throw(ProxyError.NotImplemented, "Unsupported transfer coding.");
         }
     }
 
@@ -400,56 +385,10 @@ internal sealed class RequestHead
     {
         if (bytes.Length > _capacity - _length)
         {
-            throw new RequestRejectedException(431, "Request header fields too large.");
+            ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Request header fields too large.");
         }
         bytes.CopyTo(_buffer.AsSpan(_length));
         _length += bytes.Length;
         return bytes.Length;
     }
-}
-
-/// <summary>The request is refused with <see cref="StatusCode"/> and the connection is closed after the answer.</summary>
-internal sealed class RequestRejectedException(int statusCode, string message) : Exception(message)
-{
-    public int StatusCode { get; } = statusCode;
-
-    public static RequestRejectedException BadRequest(string message) => new(400, message);
-}
-
-/// <summary>Hands Kestrel's parser callbacks to the connection's <see cref="RequestHead"/>; a struct so the JIT devirtualises them.</summary>
-internal readonly struct ParserHandler(RequestHead head) : IHttpRequestLineHandler, IHttpHeadersHandler
-{
-    public void OnStartLine(HttpVersionAndMethod versionAndMethod, TargetOffsetPathLength targetPath, Span<byte> startLine) =>
-        head.OnStartLine(versionAndMethod, targetPath, startLine);
-
-    public void OnHeader(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) => head.OnHeader(name, value);
-
-    public void OnHeadersComplete(bool endStream) => head.OnHeadersComplete();
-
-    public void OnStaticIndexedHeader(int index)
-    {
-    }
-
-    public void OnStaticIndexedHeader(int index, ReadOnlySpan<byte> value)
-    {
-    }
-}
-
-/// <summary>The one place that touches Kestrel's pubternal HTTP/1.1 parser.</summary>
-internal static class KestrelParser
-{
-    private static readonly HttpParser<ParserHandler> s_parser = Create();
-
-    private static HttpParser<ParserHandler> Create()
-    {
-        // Bare LF line ends are a smuggling lever (RFC 9112 §2.2 only MAY accept them); a proxy rejects them.
-        AppContext.SetSwitch("Microsoft.AspNetCore.Server.Kestrel.DisableHttp1LineFeedTerminators", true);
-        return new HttpParser<ParserHandler>(showErrorDetails: false);
-    }
-
-    public static bool ParseRequestLine(RequestHead head, ref SequenceReader<byte> reader) =>
-        s_parser.ParseRequestLine(new ParserHandler(head), ref reader);
-
-    public static bool ParseHeaders(RequestHead head, ref SequenceReader<byte> reader) =>
-        s_parser.ParseHeaders(new ParserHandler(head), ref reader);
 }

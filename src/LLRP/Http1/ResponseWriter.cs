@@ -3,20 +3,10 @@ using System.Buffers.Text;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 using System.Text;
-using LLRP.Forwarding;
+using LLRP.Errors;
 using Microsoft.AspNetCore.WebUtilities;
 
 namespace LLRP.Http1;
-
-/// <summary>How the downstream framed its response body, as the variant learned it.</summary>
-internal enum DownstreamBody : byte
-{
-    /// <summary>No body by RFC 9112 §6.3 rule 1 (HEAD, 1xx, 204, 304).</summary>
-    None,
-    ContentLength,
-    /// <summary>Chunked or close-delimited: the length is unknown until the end.</summary>
-    UntilEnd,
-}
 
 /// <summary>
 /// Writes the response to the client: status line, fields through the hop-by-hop policy, and a body framed for
@@ -199,7 +189,7 @@ internal sealed class ResponseWriter
         {
             if (count > _remaining)
             {
-                throw new DownstreamException(DownstreamError.InvalidResponse, "The downstream sent more body than its Content-Length.");
+                ProxyThrow.Throw(ProxyError.DownstreamInvalidResponse, "The downstream sent more body than its Content-Length.");
             }
             _remaining -= count;
         }
@@ -215,7 +205,7 @@ internal sealed class ResponseWriter
         }
         else if (_remaining > 0)
         {
-            throw new DownstreamException(DownstreamError.BodyCutShort, "The downstream body ended before its Content-Length.");
+            ProxyThrow.Throw(ProxyError.DownstreamBodyCutShort, "The downstream body ended before its Content-Length.");
         }
         IsComplete = true;
     }
@@ -251,9 +241,6 @@ internal sealed class ResponseWriter
 
     public ValueTask<FlushResult> FlushAsync() => _output.FlushAsync();
 
-    /// <summary>Bytes written but not yet flushed, so a body copy loop can batch small pieces into one send.</summary>
-    public long Unflushed => _output.UnflushedBytes;
-
     // RFC 9110 §7.6.3: a proxy adds Via to responses too, naming the protocol it received the response with (1.1).
     private void WriteVia() => Write("Via: 1.1 llrp\r\n"u8);
 
@@ -280,7 +267,7 @@ internal sealed class ResponseWriter
     {
         if ((uint)status >= (uint)s_statusLines.Length || status < 100)
         {
-            throw new DownstreamException(DownstreamError.InvalidResponse, "Invalid downstream status code.");
+            ProxyThrow.Throw(ProxyError.DownstreamInvalidResponse, "Invalid downstream status code.");
         }
         return s_statusLines[status] ??= Encoding.ASCII.GetBytes($"HTTP/1.1 {status} {ReasonPhrases.GetReasonPhrase(status)}\r\n");
     }

@@ -42,9 +42,9 @@ public sealed class ProxyUnderTest : IAsyncDisposable
             "--client", variant.Name,
             .. options,
         ];
-        var app = LLRP.ProxyHost.Build(args);
+        var app = LLRP.Hosting.ProxyHost.Build(args);
         await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
-        var url = new Uri(LLRP.ProxyHost.Addresses(app).First());
+        var url = new Uri(LLRP.Hosting.ProxyHost.Addresses(app).First());
         return new ProxyUnderTest(variant, origin, async () =>
         {
             try

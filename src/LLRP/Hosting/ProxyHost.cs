@@ -1,5 +1,7 @@
 using System.Net;
+using LLRP.Connections;
 using LLRP.Diagnostics;
+using LLRP.Forwarding;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
@@ -7,7 +9,7 @@ using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
-namespace LLRP;
+namespace LLRP.Hosting;
 
 /// <summary>Builds the proxy: Kestrel's socket transport with one raw connection handler per listen address.</summary>
 public static class ProxyHost
@@ -25,7 +27,7 @@ public static class ProxyHost
         var urls = builder.Configuration["urls"] ?? "http://127.0.0.1:8080";
 
         builder.WebHost.UseSockets(o => o.WaitForDataBeforeAllocatingBuffer = false);
-        var server = new ProxyServer(options);
+        var server = new ProxyServer(options, ForwarderFactory.Create(options));
         builder.Services.AddSingleton(server);
         builder.WebHost.UseKestrel(k =>
         {

@@ -1,0 +1,345 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Net;
+using System.Runtime.CompilerServices;
+using System.Text;
+using LLRP.Errors;
+using LLRP.Http1;
+using Microsoft.AspNetCore.Connections;
+using KestrelBadRequest = Microsoft.AspNetCore.Http.BadHttpRequestException;
+
+namespace LLRP.Connections;
+
+/// <summary>
+/// One client connection and its one request loop: read and validate a head, let the variant's
+/// <see cref="IForwarder"/> send it downstream and relay the response into <see cref="Response"/>, flush, and go on
+/// until either side wants the connection closed. Pipelined requests wait in the pipe. Every failure ends here as a
+/// <see cref="ProxyError"/> and is answered in <see cref="FailExchangeAsync"/>.
+/// </summary>
+internal sealed class ProxyConnection
+{
+    /// <summary>What the connection waits for, which decides the timeout that applies and what its expiry means.</summary>
+    private enum Waiting : byte
+    {
+        Nothing,
+        /// <summary>Between requests: keepAliveTimeout; expiry closes without an answer.</summary>
+        NextRequest,
+        /// <summary>The first byte of a head arrived: requestHeadersTimeout; expiry answers 408.</summary>
+        RequestHead,
+        /// <summary>Forwarding: downstreamResponseTimeout, restarted by <see cref="RestartDownstreamTimeout"/>; expiry cancels <see cref="Aborted"/>.</summary>
+        Downstream,
+    }
+
+    private enum HeadStatus : byte
+    {
+        Incomplete,
+        Complete,
+        /// <summary>The client closed, or went idle past keepAliveTimeout: end without an answer.</summary>
+        Closed,
+        /// <summary>The head is invalid or too slow: answer <see cref="_rejection"/> and end.</summary>
+        Rejected,
+    }
+
+    private readonly ConnectionContext _context;
+    private readonly PipeReader _input;
+    private readonly ProxyServer _server;
+    private readonly ProxyOptions _options;
+    private readonly IForwarder _forwarder;
+    private readonly CancellationTokenSource _forwardingCts = new();
+    private readonly long _downstreamTimeoutMs;
+    private long _deadline = long.MaxValue;
+    private volatile Waiting _waiting;
+    private volatile bool _headTimedOut;
+    private bool _inRequestLine;
+    private long _headerBytes;
+    private ProxyError _rejection;
+
+    public ProxyConnection(ProxyServer server, ConnectionContext context, IForwarder forwarder, int index)
+    {
+        _server = server;
+        _context = context;
+        _input = context.Transport.Input;
+        _options = server.Options;
+        _forwarder = forwarder;
+        _downstreamTimeoutMs = (long)_options.DownstreamResponseTimeout.TotalMilliseconds;
+        Index = index;
+        Head = new RequestHead(_options);
+        Response = new ResponseWriter(context.Transport.Output);
+        Body = new RequestBodyReader(_input, _options, SendContinueAsync);
+        ForwardedFor = Encoding.ASCII.GetBytes((context.RemoteEndPoint as IPEndPoint)?.Address.ToString() ?? "unknown");
+    }
+
+    /// <summary>The connection's number in arrival order, for client assignment.</summary>
+    public int Index { get; }
+    public RequestHead Head { get; }
+    public RequestBodyReader Body { get; }
+    public ResponseWriter Response { get; }
+    /// <summary>The client's address for X-Forwarded-For (RFC 7239 §5.2 names the same information "for").</summary>
+    public byte[] ForwardedFor { get; }
+
+    /// <summary>Cancelled when downstreamResponseTimeout expires or the client goes away; every downstream wait uses it.</summary>
+    public CancellationToken Aborted => _forwardingCts.Token;
+
+    /// <summary>
+    /// A piece of the request body reached the downstream or a piece of the response body came back: the exchange is
+    /// progressing, so downstreamResponseTimeout starts again (it bounds each wait, not the whole exchange).
+    /// </summary>
+    public void RestartDownstreamTimeout() => Volatile.Write(ref _deadline, Environment.TickCount64 + _downstreamTimeoutMs);
+
+    /// <summary>
+    /// <paramref name="count"/> bytes of response body arrived in <see cref="ResponseWriter.GetBodyMemory"/>: commits
+    /// them, restarts downstreamResponseTimeout, and sends them to the client unless the body is now complete (then the
+    /// connection flushes it with the head, one send for a small response).
+    /// </summary>
+    public ValueTask ResponseBodyReceivedAsync(int count)
+    {
+        Response.AdvanceBody(count);
+        RestartDownstreamTimeout();
+        if (!Response.ExpectsMoreBody)
+        {
+            return default;
+        }
+        var flush = Response.FlushAsync();
+        return flush.IsCompletedSuccessfully && !flush.Result.IsCompleted ? default : AwaitClientFlushAsync(flush);
+    }
+
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private static async ValueTask AwaitClientFlushAsync(ValueTask<FlushResult> flush)
+    {
+        if ((await flush).IsCompleted)
+        {
+            ProxyThrow.ClientGone();
+        }
+    }
+
+    public async Task RunAsync()
+    {
+        using var closed = _context.ConnectionClosed.Register(static state => ((ProxyConnection)state!).CancelForwarding(), this);
+        try
+        {
+            // One async method for the connection's life: its awaits reuse one state machine, request after request.
+            while (true)
+            {
+                StartHead();
+                HeadStatus status;
+                do
+                {
+                    status = ParseHead(await _input.ReadAsync());
+                }
+                while (status == HeadStatus.Incomplete);
+                if (status == HeadStatus.Rejected)
+                {
+                    await Response.WriteErrorAsync(ProxyErrors.StatusCode(_rejection));
+                }
+                if (status != HeadStatus.Complete)
+                {
+                    return;
+                }
+
+                StartExchange();
+                try
+                {
+                    await _forwarder.ForwardAsync(this);
+                    if (!Response.IsComplete)
+                    {
+                        ProxyThrow.Throw(ProxyError.DownstreamBodyCutShort, "The variant ended without completing the response.");
+                    }
+                    _waiting = Waiting.Nothing;
+                    await Response.FlushAsync();
+                }
+                catch (Exception e)
+                {
+                    await FailExchangeAsync(e);
+                    return;
+                }
+                _server.CountRequest();
+                // A body the downstream did not wait for is still in the pipe; skipping it safely means closing (RFC 9110 §15.5).
+                if (Response.MustClose || !Body.IsComplete)
+                {
+                    return;
+                }
+            }
+        }
+        catch (Exception e) when (e is IOException or ConnectionResetException or OperationCanceledException or ObjectDisposedException)
+        {
+            // The client went away: nothing left to answer.
+        }
+        finally
+        {
+            _waiting = Waiting.Nothing;
+            Head.Reset();
+            _forwarder.Dispose();
+            _forwardingCts.Dispose();
+        }
+    }
+
+    private void StartHead()
+    {
+        Head.Reset();
+        _inRequestLine = true;
+        _headerBytes = 0;
+        Wait(Waiting.NextRequest, _options.KeepAliveTimeout);
+    }
+
+    /// <summary>Parses what <paramref name="result"/> holds and advances the input past it.</summary>
+    private HeadStatus ParseHead(in ReadResult result)
+    {
+        var buffer = result.Buffer;
+        if (result.IsCanceled || _headTimedOut)
+        {
+            // RFC 9110 §15.5.9: 408 when the client was slow to send a request it started; an idle connection just closes.
+            _rejection = ProxyError.RequestTimeout;
+            return _waiting == Waiting.RequestHead ? HeadStatus.Rejected : HeadStatus.Closed;
+        }
+
+        var reader = new SequenceReader<byte>(buffer);
+        try
+        {
+            if (_inRequestLine)
+            {
+                // RFC 9112 §2.2: at least one empty line before a request-line SHOULD be ignored.
+                while (reader.IsNext("\r\n"u8, advancePast: true))
+                {
+                }
+                if (reader.Remaining > 0 && _waiting == Waiting.NextRequest)
+                {
+                    Wait(Waiting.RequestHead, _options.RequestHeadersTimeout);
+                }
+                var lineStart = reader.Consumed;
+                if (KestrelParser.ParseRequestLine(Head, ref reader))
+                {
+                    if (reader.Consumed - lineStart > _options.MaxRequestLineSize)
+                    {
+                        ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
+                    }
+                    // RFC 9112 §3: a request line with extra whitespace SHOULD be answered with 400.
+                    if (reader.Consumed - lineStart != Head.RequestLineLength)
+                    {
+                        ProxyThrow.BadRequest("Extra whitespace in the request line.");
+                    }
+                    _inRequestLine = false;
+                }
+                else if (reader.Remaining > _options.MaxRequestLineSize)
+                {
+                    ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
+                }
+            }
+            if (!_inRequestLine)
+            {
+                var before = reader.Consumed;
+                var complete = KestrelParser.ParseHeaders(Head, ref reader);
+                _headerBytes += reader.Consumed - before;
+                if (_headerBytes > _options.MaxRequestHeadersTotalSize ||
+                    (!complete && _headerBytes + reader.Remaining > _options.MaxRequestHeadersTotalSize))
+                {
+                    ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Request header fields too large.");
+                }
+                if (complete)
+                {
+                    _input.AdvanceTo(reader.Position);
+                    return HeadStatus.Complete;
+                }
+            }
+        }
+        catch (Exception e) when (e is KestrelBadRequest or ProxyException)
+        {
+            _input.AdvanceTo(buffer.End);
+            _server.CountRejected();
+            _rejection = e is KestrelBadRequest bad ? ProxyErrors.FromRejectionStatus(bad.StatusCode) : ((ProxyException)e).Error;
+            return HeadStatus.Rejected;
+        }
+
+        if (result.IsCompleted)
+        {
+            // The client closed; a half-sent head is not answered (there is no one to read it).
+            _input.AdvanceTo(buffer.End);
+            return HeadStatus.Closed;
+        }
+        _input.AdvanceTo(reader.Position, buffer.End);
+        return HeadStatus.Incomplete;
+    }
+
+    /// <summary>The head is valid: starts body de-framing, the response and downstreamResponseTimeout.</summary>
+    private void StartExchange()
+    {
+        Body.Start(Head);
+        Response.Start(Head);
+        RestartDownstreamTimeout();
+        _waiting = Waiting.Downstream;
+    }
+
+    /// <summary>
+    /// The exchange failed: answer with the reason's status while nothing was sent, else abort the client connection.
+    /// The connection ends either way.
+    /// </summary>
+    private async Task FailExchangeAsync(Exception e)
+    {
+        _waiting = Waiting.Nothing;
+        var reason = Reason(e);
+        if (_context.ConnectionClosed.IsCancellationRequested || reason == ProxyError.ClientGone)
+        {
+            return;
+        }
+        if (Response.HasStarted)
+        {
+            // RFC 9112 §6.3 / RFC 9110 §15.6: the response has begun and cannot be finished correctly, so the client
+            // must see an incomplete message, never a truncated one that looks whole.
+            _context.Abort(new ConnectionAbortedException("The downstream response could not be completed.", e));
+            return;
+        }
+        await Response.WriteErrorAsync(ProxyErrors.StatusCode(reason));
+    }
+
+    private ProxyError Reason(Exception e) => e switch
+    {
+        ProxyException p => p.Error,
+        // The timer fired: a client that stopped sending its body is late (408); otherwise the downstream is (504).
+        OperationCanceledException => Body.IsComplete ? ProxyError.DownstreamTimeout : ProxyError.RequestTimeout,
+        // A failure the variant did not classify: the downstream exchange failed (RFC 9110 §15.6.3).
+        _ => ProxyError.DownstreamUnavailable,
+    };
+
+    private ValueTask SendContinueAsync()
+    {
+        var flush = Response.WriteContinueAsync();
+        return flush.IsCompletedSuccessfully ? default : AwaitFlush(flush);
+
+        static async ValueTask AwaitFlush(ValueTask<FlushResult> flush) => await flush;
+    }
+
+    private void Wait(Waiting what, TimeSpan timeout)
+    {
+        Volatile.Write(ref _deadline, Environment.TickCount64 + (long)timeout.TotalMilliseconds);
+        _waiting = what;
+    }
+
+    /// <summary>Called by <see cref="ProxyServer"/>'s deadline sweep: enforces whichever timeout applies now.</summary>
+    internal void CheckDeadline(long now)
+    {
+        var waiting = _waiting;
+        if (waiting == Waiting.Nothing || now < Volatile.Read(ref _deadline))
+        {
+            return;
+        }
+        if (waiting == Waiting.Downstream)
+        {
+            CancelForwarding();
+        }
+        else
+        {
+            _headTimedOut = true;
+            _input.CancelPendingRead();
+        }
+    }
+
+    private void CancelForwarding()
+    {
+        try
+        {
+            _forwardingCts.Cancel();
+        }
+        catch (ObjectDisposedException)
+        {
+        }
+    }
+}

@@ -1,0 +1,36 @@
+namespace LLRP.Errors;
+
+/// <summary>The one mapping from a <see cref="ProxyError"/> to what the client is answered.</summary>
+internal static class ProxyErrors
+{
+    /// <summary>The status the proxy answers with while no byte of the response was sent; 0 means no answer at all.</summary>
+    public static int StatusCode(ProxyError error) => error switch
+    {
+        ProxyError.BadRequest => 400,
+        ProxyError.MethodNotAllowed => 405,
+        ProxyError.RequestTimeout => 408,
+        ProxyError.ContentTooLarge => 413,
+        ProxyError.UriTooLong => 414,
+        ProxyError.ExpectationFailed => 417,
+        ProxyError.HeaderFieldsTooLarge => 431,
+        ProxyError.NotImplemented => 501,
+        ProxyError.VersionNotSupported => 505,
+        ProxyError.DownstreamTimeout => 504,
+        ProxyError.DownstreamUnavailable or ProxyError.DownstreamInvalidResponse or ProxyError.DownstreamBodyCutShort => 502,
+        _ => 0,
+    };
+
+    /// <summary>The reason behind a status chosen by Kestrel's request parser (its BadHttpRequestException).</summary>
+    public static ProxyError FromRejectionStatus(int statusCode) => statusCode switch
+    {
+        405 => ProxyError.MethodNotAllowed,
+        408 => ProxyError.RequestTimeout,
+        413 => ProxyError.ContentTooLarge,
+        414 => ProxyError.UriTooLong,
+        417 => ProxyError.ExpectationFailed,
+        431 => ProxyError.HeaderFieldsTooLarge,
+        501 => ProxyError.NotImplemented,
+        505 => ProxyError.VersionNotSupported,
+        _ => ProxyError.BadRequest,
+    };
+}

@@ -1,0 +1,174 @@
+using System.Globalization;
+using System.Net;
+using System.Net.Http.Headers;
+using System.Runtime.CompilerServices;
+using LLRP.Connections;
+using LLRP.Errors;
+
+namespace LLRP.Forwarding;
+
+/// <summary>
+/// What the httpclient, httpclient-httpcontext and yarp variants share: an HttpMessageInvoker (owned or shared), the
+/// one request form HttpRequestMessage cannot express, HttpClient's failures as <see cref="ProxyError"/>s, and the
+/// response checks HttpClient leaves to the caller. Each variant adds only how it builds the request and relays the
+/// response.
+/// </summary>
+internal abstract class InvokerForwarder(DownstreamClients clients, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker) : IForwarder
+{
+    private static readonly UriCreationOptions s_rawUri = new() { DangerousDisablePathAndQueryCanonicalization = true };
+
+    /// <summary>The downstream's scheme and authority, to which the request-target is appended.</summary>
+    protected string DownstreamPrefix { get; } = downstream.GetLeftPart(UriPartial.Authority);
+
+    /// <summary>The invoker for this request (the connection's, or the next shared one in round-robin mode).</summary>
+    protected HttpMessageInvoker Invoker => clients.Pick(invoker);
+
+    public ValueTask ForwardAsync(ProxyConnection connection)
+    {
+        if (connection.Head.Target is [(byte)'*'])
+        {
+            // HttpRequestMessage always carries an absolute URI, so asterisk-form cannot be expressed.
+            return ValueTask.FromException(new ProxyException(ProxyError.NotImplemented, "OPTIONS * cannot be sent through HttpClient."));
+        }
+        return ForwardThroughInvokerAsync(connection);
+    }
+
+    /// <summary>The variant's exchange, for a request HttpClient can express.</summary>
+    protected abstract ValueTask ForwardThroughInvokerAsync(ProxyConnection connection);
+
+    /// <summary>Sends through <see cref="Invoker"/>; HttpClient's failures before a response come back as <see cref="ProxyException"/>.</summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    protected async ValueTask<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken aborted)
+    {
+        try
+        {
+            return await Invoker.SendAsync(request, aborted);
+        }
+        catch (HttpRequestException e)
+        {
+            throw Translate(e);
+        }
+        catch (OperationCanceledException e) when (!aborted.IsCancellationRequested)
+        {
+            throw ConnectTimedOut(e);
+        }
+    }
+
+    /// <summary>Reads the downstream body; a failed read means the body was cut short.</summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    protected static async ValueTask<int> ReadBodyAsync(Stream body, Memory<byte> destination, CancellationToken aborted)
+    {
+        try
+        {
+            return await body.ReadAsync(destination, aborted);
+        }
+        catch (Exception e) when (e is HttpRequestException or IOException)
+        {
+            throw BodyCutShort(e);
+        }
+    }
+
+    /// <summary>The one mapping from HttpClient's failures before a response: the client's bad body (unwrapped), an invalid response, or no downstream.</summary>
+    protected static ProxyException Translate(HttpRequestException e)
+    {
+        return RequestSideFailure(e) ?? (e.HttpRequestError is HttpRequestError.InvalidResponse or HttpRequestError.ResponseEnded
+            ? new ProxyException(ProxyError.DownstreamInvalidResponse, "The downstream response was not valid HTTP/1.1.", e)
+            : new ProxyException(ProxyError.DownstreamUnavailable, "The downstream could not be reached.", e));
+    }
+
+    /// <summary>The request side's failure (the client's bad body, read while HttpClient sent it) inside a client failure.</summary>
+    protected static ProxyException? RequestSideFailure(Exception? e)
+    {
+        for (var inner = e; inner is not null; inner = inner.InnerException)
+        {
+            if (inner is ProxyException requestSide)
+            {
+                return requestSide;
+            }
+        }
+        return null;
+    }
+
+    /// <summary>HttpClient's token-independent cancellation before a response: its connect timeout.</summary>
+    protected static ProxyException ConnectTimedOut(OperationCanceledException e) =>
+        new(ProxyError.DownstreamUnavailable, "Connecting to the downstream timed out.", e);
+
+    protected static ProxyException BodyCutShort(Exception e) =>
+        new(ProxyError.DownstreamBodyCutShort, "The downstream body failed before its end.", e);
+
+    // RFC 9112 §6.3 rule 5: an invalid or repeated Content-Length, or one beside Transfer-Encoding, means the downstream's
+    // framing cannot be trusted; a proxy discards the response and answers 502. HttpClient itself is lenient here.
+    protected static long? DownstreamContentLength(HttpResponseMessage response)
+    {
+        if (!response.Content.Headers.NonValidated.TryGetValues("Content-Length", out var values))
+        {
+            return null;
+        }
+        if (values.Count != 1 || response.Headers.NonValidated.Contains("Transfer-Encoding") ||
+            !long.TryParse(values.ToString(), NumberStyles.None, CultureInfo.InvariantCulture, out var length))
+        {
+            throw new ProxyException(ProxyError.DownstreamInvalidResponse, "The downstream sent an invalid Content-Length.");
+        }
+        return length;
+    }
+
+    /// <summary>
+    /// Hands every response field line (message and content fields) to <paramref name="add"/>, except those the
+    /// downstream's Connection nominates; the shared header policy removes the hop-by-hop and framing ones.
+    /// </summary>
+    protected static void ForEachEndToEndField<TTarget>(HttpResponseMessage response, TTarget target, Action<TTarget, string, string> add)
+    {
+        response.Headers.NonValidated.TryGetValues("Connection", out var connectionOptions);
+        Add(response.Headers.NonValidated, connectionOptions, target, add);
+        Add(response.Content.Headers.NonValidated, connectionOptions, target, add);
+
+        static void Add(HttpHeadersNonValidated fields, HeaderStringValues connectionOptions, TTarget target, Action<TTarget, string, string> add)
+        {
+            foreach (var (name, values) in fields)
+            {
+                if (IsNominated(name, connectionOptions))
+                {
+                    continue;
+                }
+                foreach (var value in values)
+                {
+                    add(target, name, value);
+                }
+            }
+        }
+    }
+
+    // RFC 9110 §7.6.1: the downstream's Connection names fields meant for this hop only.
+    protected static bool IsNominated(string name, HeaderStringValues connectionOptions)
+    {
+        foreach (var value in connectionOptions)
+        {
+            foreach (var range in value.AsSpan().Split(','))
+            {
+                if (value.AsSpan()[range].Trim().Equals(name, StringComparison.OrdinalIgnoreCase))
+                {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /// <summary>An absolute URI whose path and query are sent exactly as written.</summary>
+    protected static Uri RawUri(string uri) => new(uri, s_rawUri);
+
+    /// <summary>An HTTP/1.1 request to <paramref name="uri"/>, whose path and query are sent exactly as the client wrote them.</summary>
+    protected static HttpRequestMessage NewRequest(HttpMethod method, string uri) => new(method, RawUri(uri))
+    {
+        Version = HttpVersion.Version11,
+        VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+    };
+
+    public void Dispose()
+    {
+        if (ownsInvoker)
+        {
+            invoker.Dispose();
+        }
+    }
+}

@@ -1,0 +1,39 @@
+using System.Net;
+using LLRP.Connections;
+using Microsoft.Extensions.DependencyInjection;
+using Yarp.ReverseProxy.Forwarder;
+
+namespace LLRP.Forwarding;
+
+/// <summary>The yarp variant: one HttpForwarder for the process, as YARP shares it, over <see cref="DownstreamClients"/>.</summary>
+internal sealed class YarpForwarderFactory(ProxyOptions options) : IForwarderFactory
+{
+    private readonly DownstreamClients _clients = new(options);
+
+    /// <summary>
+    /// HttpForwarder from YARP's own registration (AddHttpForwarder) with logging that has no provider: nothing is
+    /// logged per request, as in every variant.
+    /// </summary>
+    private readonly IHttpForwarder _forwarder =
+        new ServiceCollection().AddLogging().AddHttpForwarder().BuildServiceProvider().GetRequiredService<IHttpForwarder>();
+
+    private readonly ForwarderRequestConfig _config = new()
+    {
+        // downstreamResponseTimeout is enforced by the connection's deadline, which cancels HttpContext.RequestAborted:
+        // YARP's own activity timer would be a second timer against the same deadline.
+        ActivityTimeout = Timeout.InfiniteTimeSpan,
+        // HTTP/1.1 exactly, as the other variants send.
+        Version = HttpVersion.Version11,
+        VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+    };
+
+    public string Description => _clients.Description;
+
+    public IForwarder Create(Uri downstream, int connectionIndex)
+    {
+        var invoker = _clients.ForConnection(connectionIndex, out var owned);
+        return new YarpForwarder(_forwarder, _config, _clients, downstream, invoker, owned);
+    }
+
+    public void Dispose() => _clients.Dispose();
+}
