@@ -253,7 +253,7 @@ public sealed partial class LLHttpConnection
         }
 
         _recvEnd += received;
-        bool done = _chunked.Decode(_recv.AsSpan(_recvStart, _recvEnd - _recvStart), _bodyDestination.Span, out int consumed, out int written);
+        bool done = DecodeChunked(_recv.AsSpan(_recvStart, _recvEnd - _recvStart), _bodyDestination.Span, out int consumed, out int written);
         ConsumeReceived(consumed);
         if (done)
         {
@@ -262,5 +262,17 @@ public sealed partial class LLHttpConnection
 
         result = written;
         return written != 0 || done;
+    }
+
+    /// <summary>Runs the shared chunked decoder; a syntax error is <see cref="LLHttpError.InvalidChunkedEncoding"/>.</summary>
+    private bool DecodeChunked(ReadOnlySpan<byte> input, Span<byte> output, out int consumed, out int written)
+    {
+        var status = _chunked.Decode(input, output, out consumed, out written);
+        if (status > ChunkedStatus.Done)
+        {
+            ThrowHelper.Throw(LLHttpError.InvalidChunkedEncoding, ChunkedDecoder.Describe(status));
+        }
+
+        return status == ChunkedStatus.Done;
     }
 }

@@ -182,6 +182,17 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         RequestHeadWriter.WriteHeader(_send, name, value);
     }
 
+    /// <summary>
+    /// Buffers one header field the caller has already validated with <see cref="HttpChars"/> (a token name other than
+    /// Host, Content-Length and Transfer-Encoding; a value without controls), as a proxy does for fields it parsed
+    /// strictly on receipt. Nothing is checked again in Release builds: an unchecked field could split the request.
+    /// </summary>
+    public void WriteValidatedHeader(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
+        EnsureRequestState(RequestState.Head);
+        RequestHeadWriter.WriteValidatedHeader(_send, name, value);
+    }
+
     /// <summary>Ends a request without a body and sends it in one send.</summary>
     public ValueTask SendRequestAsync(CancellationToken cancellationToken = default)
     {
@@ -654,7 +665,7 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
                         int written;
                         try
                         {
-                            done = _chunked.Decode(_recv.AsSpan(_recvStart, buffered), destination.Span, out consumed, out written);
+                            done = DecodeChunked(_recv.AsSpan(_recvStart, buffered), destination.Span, out consumed, out written);
                         }
                         catch (Exception e)
                         {

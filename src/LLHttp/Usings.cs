@@ -5,5 +5,6 @@ global using System.Globalization;
 global using System.Runtime.CompilerServices;
 global using System.Runtime.InteropServices;
 global using System.Text;
+global using LLHttp.Syntax;
 
 [module: SkipLocalsInit]

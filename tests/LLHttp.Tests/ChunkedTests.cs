@@ -1,5 +1,5 @@
 using System.Text;
-using LLHttp.Http1;
+using LLHttp.Syntax;
 using Xunit;
 using static LLHttp.Tests.TestKit;
 
@@ -17,6 +17,7 @@ public class ChunkedTests
     [InlineData("0000005\r\nhello\r\n000\r\n\r\n", "hello")] // leading zeros
     [InlineData("5;name=value\r\nhello\r\n0;last\r\n\r\n", "hello")] // extensions
     [InlineData("5 ;name=\"quoted ; value\"\r\nhello\r\n0\r\n\r\n", "hello")] // BWS before ';'
+    [InlineData("5\t; a = b ;c=\"\\\"\"\r\nhello\r\n0\r\n\r\n", "hello")] // RFC 9112 §7.1.1: BWS around ';' and '=', quoted-pair
     [InlineData("5\r\nhello\r\n0\r\nTrailer-A: 1\r\nTrailer-B: 2\r\n\r\n", "hello")] // trailers dropped
     [InlineData("0\r\n\r\n", "")]
     [InlineData("1\r\n\r\r\n1\r\n\n\r\n0\r\n\r\n", "\r\n")] // CR and LF as chunk data
@@ -37,6 +38,14 @@ public class ChunkedTests
     [InlineData("5\r\nhello\n0\r\n\r\n")] // bare LF after data
     [InlineData("5\r\nhello0\r\n\r\n")] // missing CRLF after data
     [InlineData("5 x\r\nhello\r\n0\r\n\r\n")] // garbage before ';'
+    [InlineData("5 \r\nhello\r\n0\r\n\r\n")] // RFC 9112 §7.1.1: BWS only before ';', never before CRLF
+    [InlineData("5\t\r\nhello\r\n0\r\n\r\n")]
+    [InlineData("5;a=b \r\nhello\r\n0\r\n\r\n")]
+    [InlineData("5;a \r\nhello\r\n0\r\n\r\n")]
+    [InlineData("5;=b\r\nhello\r\n0\r\n\r\n")] // chunk-ext-name = token
+    [InlineData("5;a=\r\nhello\r\n0\r\n\r\n")] // chunk-ext-val = token / quoted-string
+    [InlineData("5;a=\"b\r\nhello\r\n0\r\n\r\n")] // unterminated quoted-string
+    [InlineData("0\r\nNoColon\r\n\r\n")] // RFC 9112 §7.1.2: field-line = field-name ":" ...
     [InlineData("5;a\0b\r\nhello\r\n0\r\n\r\n")] // NUL in extension
     [InlineData("5;a\nb\r\nhello\r\n0\r\n\r\n")]
     [InlineData("10000000000000000\r\n")] // 2^64: overflow
@@ -53,8 +62,8 @@ public class ChunkedTests
     {
         var decoder = default(ChunkedDecoder);
         decoder.Reset(100, 100);
-        bool done = decoder.Decode("7fffffffffffffff\r\nab"u8, new byte[10], out int consumed, out int written);
-        Assert.False(done);
+        var status = decoder.Decode("7fffffffffffffff\r\nab"u8, new byte[10], out int consumed, out int written);
+        Assert.Equal(ChunkedStatus.InProgress, status);
         Assert.Equal(20, consumed);
         Assert.Equal(2, written);
         Assert.Equal(long.MaxValue - 2, decoder.DataRemaining);

@@ -224,6 +224,9 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         "5;ext=1\r\nhello\r\n0\r\n\r\n",
         "5;ext=\"quoted; value\"\r\nhello\r\n0;last\r\n\r\n",
         "5;a;b=c\r\nhello\r\n0\r\n\r\n",
+        // RFC 9112 §7.1.1: BWS may precede ';' and surround '='.
+        "5 ;ext\r\nhello\r\n0\r\n\r\n",
+        "5\t; a = b ;c\r\nhello\r\n0\r\n\r\n",
     });
 
     [Theory, MemberData(nameof(ValidChunkedBodies))]
@@ -270,6 +273,12 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         "5\r\nhello\r\n0\r\n\n",
         "5\r\nhello\r\n0\r\nX-T: 1\n\r\n",
         "3\r\nhello\r\n0\r\n\r\n",
+        // RFC 9112 §7.1: chunk = chunk-size [ chunk-ext ] CRLF, and §7.1.1 puts BWS only before a chunk-ext's ';':
+        // whitespace before CRLF is not in the grammar (and recipients disagree on it).
+        "5 \r\nhello\r\n0\r\n\r\n",
+        "5\t\r\nhello\r\n0\r\n\r\n",
+        "5;a=b \r\nhello\r\n0\r\n\r\n",
+        "5\r\nhello\r\n0 \r\n\r\n",
     });
 
     [Theory, MemberData(nameof(BadChunkedBodies))]

@@ -1,6 +1,9 @@
 namespace LLHttp.Http1;
 
-/// <summary>Serializes an HTTP/1.1 request head. Every input is validated, so a caller cannot inject CR/LF (request splitting).</summary>
+/// <summary>
+/// Serializes an HTTP/1.1 request head. Every input is validated, so a caller cannot inject CR/LF (request splitting),
+/// except through <see cref="WriteValidatedHeader"/>, whose caller has already checked the field with the same rules.
+/// </summary>
 internal static class RequestHeadWriter
 {
     // "Content-Length: " + 19 digits + CRLF.
@@ -14,12 +17,12 @@ internal static class RequestHeadWriter
             ThrowHelper.ThrowArgument(nameof(method), "The method is not an RFC 9110 token.");
         }
 
-        if (requestTarget.IsEmpty || requestTarget.ContainsAny(HttpChars.InvalidTarget))
+        if (!HttpChars.IsWithoutWhitespaceOrControl(requestTarget))
         {
             ThrowHelper.ThrowArgument(nameof(requestTarget), "The request target is empty or contains whitespace or a control byte.");
         }
 
-        if (authority.IsEmpty || authority.ContainsAny(HttpChars.InvalidTarget))
+        if (!HttpChars.IsWithoutWhitespaceOrControl(authority))
         {
             ThrowHelper.ThrowArgument(nameof(authority), "The authority is empty or contains whitespace or a control byte.");
         }
@@ -48,19 +51,27 @@ internal static class RequestHeadWriter
             ThrowHelper.ThrowArgument(nameof(name), "The header name is not an RFC 9110 token.");
         }
 
-        // The client owns framing and Host: a caller-supplied copy would contradict what the client writes (desync).
-        if ((name.Length == 4 && Ascii.EqualsIgnoreCase(name, "Host"u8))
-            || (name.Length == 14 && Ascii.EqualsIgnoreCase(name, "Content-Length"u8))
-            || (name.Length == 17 && Ascii.EqualsIgnoreCase(name, "Transfer-Encoding"u8)))
+        if (IsWrittenByClient(name))
         {
             ThrowHelper.ThrowArgument(nameof(name), "Host, Content-Length and Transfer-Encoding are written by the client.");
         }
 
-        if (value.ContainsAny(HttpChars.InvalidFieldValue))
+        if (!HttpChars.IsFieldValue(value))
         {
             ThrowHelper.ThrowArgument(nameof(value), "The header value contains a control byte.");
         }
 
+        WriteValidatedHeader(buffer, name, value);
+    }
+
+    /// <summary>
+    /// Writes a field the caller has already validated with <see cref="HttpChars"/>: a token name that is not Host,
+    /// Content-Length or Transfer-Encoding, and a value without controls (RFC 9110 §5.1, §5.5). A proxy that parsed the
+    /// field strictly on receipt forwards it through here, so it is not checked twice; Debug builds still check.
+    /// </summary>
+    public static void WriteValidatedHeader(SendBuffer buffer, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
+        Debug.Assert(HttpChars.IsToken(name) && !IsWrittenByClient(name) && HttpChars.IsFieldValue(value));
         int length = name.Length + 2 + value.Length + 2;
         Span<byte> span = buffer.GetSpan(length);
         name.CopyTo(span);
@@ -72,6 +83,12 @@ internal static class RequestHeadWriter
         WriteCrlf(span[pos..]);
         buffer.Advance(length);
     }
+
+    // The client owns framing and Host: a caller-supplied copy would contradict what the client writes (desync).
+    private static bool IsWrittenByClient(ReadOnlySpan<byte> name) =>
+        (name.Length == 4 && Ascii.EqualsIgnoreCase(name, "Host"u8))
+        || (name.Length == 14 && Ascii.EqualsIgnoreCase(name, "Content-Length"u8))
+        || (name.Length == 17 && Ascii.EqualsIgnoreCase(name, "Transfer-Encoding"u8));
 
     public static void WriteContentLength(SendBuffer buffer, long contentLength)
     {

@@ -156,7 +156,7 @@ internal sealed class ResponseHeadParser
         {
             // RFC 9112 §4: reason-phrase = 1*( HTAB / SP / VCHAR / obs-text ).
             var reason = line[13..];
-            if (reason.ContainsAny(HttpChars.InvalidFieldValue))
+            if (!HttpChars.IsFieldValue(reason))
             {
                 ThrowHelper.Throw(LLHttpError.MalformedStatusLine, "Invalid character in reason phrase", line);
             }
@@ -199,7 +199,7 @@ internal sealed class ResponseHeadParser
         }
 
         var value = line[valueStart..valueEnd];
-        if (value.ContainsAny(HttpChars.InvalidFieldValue))
+        if (!HttpChars.IsFieldValue(value))
         {
             ThrowHelper.Throw(LLHttpError.MalformedHeader, "Invalid character in response header value", line);
         }
@@ -251,38 +251,21 @@ internal sealed class ResponseHeadParser
 
     private void ParseContentLength(ReadOnlySpan<byte> value)
     {
-        // RFC 9110 §8.6: a list of identical values (or repeated identical fields) MAY be accepted as that value;
+        // A client reading a response takes RFC 9110 §8.6's leniency: identical repeated values are that one value;
         // anything else is an unrecoverable framing error (RFC 9112 §6.3 rule 5).
-        var elements = new ListTokenizer(value);
-        bool any = false;
-        while (elements.TryNext(out var element))
+        long length = ContentLength;
+        switch (ContentLengthSyntax.Accumulate(value, ContentLengthRepeats.IdenticalAccepted, ref length))
         {
-            any = true;
-            long parsed = 0;
-            foreach (byte b in element)
-            {
-                uint digit = (uint)(b - '0');
-                if (digit > 9 || parsed > (long.MaxValue - digit) / 10)
-                {
-                    ThrowHelper.Throw(LLHttpError.InvalidContentLength, "Invalid Content-Length", value);
-                }
-
-                parsed = (parsed * 10) + digit;
-            }
-
-            if (HasContentLength && parsed != ContentLength)
-            {
+            case ContentLengthStatus.Invalid:
+                ThrowHelper.Throw(LLHttpError.InvalidContentLength, "Invalid Content-Length", value);
+                break;
+            case ContentLengthStatus.Conflicting:
                 ThrowHelper.Throw(LLHttpError.InvalidContentLength, "Conflicting Content-Length values", value);
-            }
-
-            HasContentLength = true;
-            ContentLength = parsed;
+                break;
         }
 
-        if (!any)
-        {
-            ThrowHelper.Throw(LLHttpError.InvalidContentLength, "Empty Content-Length");
-        }
+        HasContentLength = true;
+        ContentLength = length;
     }
 
     private void ParseTransferEncoding(ReadOnlySpan<byte> value)

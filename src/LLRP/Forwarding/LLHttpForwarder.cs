@@ -1,6 +1,7 @@
 using System.Runtime.CompilerServices;
 using LLHttp;
 using LLHttp.Pooling;
+using LLHttp.Syntax;
 using LLRP.Connections;
 using LLRP.Errors;
 using LLRP.Http1;
@@ -113,13 +114,14 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
         downstream.StartRequest(head.MethodBytes, head.Target, head.Authority.IsEmpty ? _downstreamAuthority : head.Authority);
         for (var i = 0; i < head.HeaderCount; i++)
         {
+            // RequestHead validated every field on receipt, and Host and framing are never of kind Other.
             if (head.Header(i).Kind == HeaderKind.Other)
             {
-                downstream.WriteHeader(head.Name(i), head.Value(i));
+                downstream.WriteValidatedHeader(head.Name(i), head.Value(i));
             }
         }
-        downstream.WriteHeader("Via"u8, head.ViaValue);
-        downstream.WriteHeader("X-Forwarded-For"u8, connection.ForwardedFor);
+        downstream.WriteValidatedHeader("Via"u8, head.ViaValue);
+        downstream.WriteValidatedHeader("X-Forwarded-For"u8, connection.ForwardedFor);
     }
 
     /// <summary>Writes the final response head; returns whether body bytes follow.</summary>
@@ -138,7 +140,7 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
             ResponseBodyFraming.ContentLength => (DownstreamBody.ContentLength, response.ContentLength),
             ResponseBodyFraming.Chunked or ResponseBodyFraming.CloseDelimited => (DownstreamBody.UntilEnd, 0L),
             // HEAD and 304 answers keep their Content-Length as metadata (RFC 9110 §8.6); LLHttp validated it.
-            _ when response.Headers.TryGetValue("Content-Length"u8, out var value) && HttpSyntax.ParseContentLength(value) is >= 0 and var declared =>
+            _ when response.Headers.TryGetValue("Content-Length"u8, out var value) && ContentLengthSyntax.Parse(value) is >= 0 and var declared =>
                 (DownstreamBody.ContentLength, declared),
             _ => (DownstreamBody.None, 0L),
         };

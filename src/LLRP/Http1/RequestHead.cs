@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
 using System.Text;
+using LLHttp.Syntax;
 using LLRP.Errors;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http;
 using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
@@ -54,6 +55,7 @@ internal sealed class RequestHead
     private int _authorityStart = -1, _authorityLength;
     private int _hostIndex = -1;
     private int _contentLengthCount, _transferEncodingCount;
+    private long _declaredLength = -1;
 
     /// <summary>RFC 9110 §7.6.3: the Via value for the forwarded request, naming the protocol version the client used.</summary>
     public ReadOnlySpan<byte> ViaValue => Version == HttpVersion.Http10 ? "1.0 llrp"u8 : "1.1 llrp"u8;
@@ -79,6 +81,7 @@ internal sealed class RequestHead
         _methodLength = _targetStart = _targetLength = _authorityLength = 0;
         _authorityStart = _hostIndex = -1;
         _contentLengthCount = _transferEncodingCount = 0;
+        _declaredLength = -1;
         HeaderCount = 0;
         Framing = BodyFraming.None;
         ContentLength = 0;
@@ -102,7 +105,7 @@ internal sealed class RequestHead
         var method = startLine[..versionAndMethod.MethodEnd];
         var rawTarget = startLine[target.Offset..];
 
-        if (!HttpSyntax.IsToken(method))
+        if (!HttpChars.IsToken(method))
         {
             ProxyThrow.BadRequest("Invalid method token.");
         }
@@ -111,7 +114,7 @@ internal sealed class RequestHead
         {
             ProxyThrow.Throw(ProxyError.MethodNotAllowed, "CONNECT is not supported.");
         }
-        if (!HttpSyntax.IsValidTarget(rawTarget))
+        if (!HttpChars.IsRequestTarget(rawTarget))
         {
             ProxyThrow.BadRequest("Invalid request-target.");
         }
@@ -157,7 +160,7 @@ internal sealed class RequestHead
         var rest = target[schemeLength..];
         var end = rest.IndexOfAny((byte)'/', (byte)'?');
         var authority = end < 0 ? rest : rest[..end];
-        if (authority.IsEmpty || !HttpSyntax.IsValidHost(authority))
+        if (authority.IsEmpty || !HttpChars.IsHost(authority))
         {
             ProxyThrow.BadRequest("Invalid authority in absolute-form request-target.");
         }
@@ -181,18 +184,18 @@ internal sealed class RequestHead
             ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Too many request header fields.");
         }
         // Kestrel's parser splits the line but checks neither the name's characters nor the value's (RFC 9110 §5.1, §5.5).
-        if (!HttpSyntax.IsToken(name))
+        if (!HttpChars.IsToken(name))
         {
             ProxyThrow.BadRequest("Invalid character in header name.");
         }
-        if (!HttpSyntax.IsValidFieldValue(value))
+        if (!HttpChars.IsFieldValue(value))
         {
             ProxyThrow.BadRequest("Invalid character in header value.");
         }
 
         ref var entry = ref _headers[HeaderCount++];
-        entry.Kind = HttpSyntax.Classify(name);
-        if (entry.Kind == HeaderKind.Other && HttpSyntax.IsFramingLookalike(name))
+        entry.Kind = FieldNames.Classify(name);
+        if (entry.Kind == HeaderKind.Other && FieldNames.IsFramingLookalike(name))
         {
             ProxyThrow.BadRequest("Header name resembles Content-Length or Transfer-Encoding.");
         }
@@ -205,7 +208,7 @@ internal sealed class RequestHead
         {
             case HeaderKind.Host:
                 // RFC 9112 §3.2: more than one Host, or an invalid one, MUST be answered with 400.
-                if (_hostIndex >= 0 || !HttpSyntax.IsValidHost(value))
+                if (_hostIndex >= 0 || !HttpChars.IsHost(value))
                 {
                     ProxyThrow.BadRequest("Duplicate or invalid Host header.");
                 }
@@ -220,17 +223,17 @@ internal sealed class RequestHead
         }
     }
 
-    // RFC 9112 §6.3 rule 5: an invalid Content-Length is unrecoverable. Identical duplicates MAY be collapsed; the
-    // strict reading (nginx's, and desync-guardian's) refuses any second Content-Length line too.
+    // RFC 9112 §6.3 rule 5: an invalid Content-Length is unrecoverable. Identical duplicates MAY be collapsed (RFC 9110
+    // §8.6); a proxy receiving a request takes the strict reading (nginx's, and desync-guardian's) and refuses any list
+    // or second Content-Length line, because the next hop may not collapse it the same way.
     private void OnContentLength(ReadOnlySpan<byte> value)
     {
-        var length = HttpSyntax.ParseContentLength(value);
-        if (length < 0 || _contentLengthCount > 0)
+        if (ContentLengthSyntax.Accumulate(value, ContentLengthRepeats.Refused, ref _declaredLength) != ContentLengthStatus.Valid)
         {
             ProxyThrow.BadRequest("Invalid or conflicting Content-Length.");
         }
         _contentLengthCount++;
-        ContentLength = length;
+        ContentLength = _declaredLength;
     }
 
     /// <summary>Checks what needs the whole header section: Host, framing, Connection options, expectations.</summary>
@@ -301,27 +304,20 @@ internal sealed class RequestHead
         var state = (Chunked: 0, Other: 0, Empty: 0, ChunkedLast: false);
         for (var i = 0; i < HeaderCount; i++)
         {
-            if (_headers[i].Kind == HeaderKind.TransferEncoding)
+            if (_headers[i].Kind != HeaderKind.TransferEncoding)
             {
-                HttpSyntax.ForEachToken(Value(i), ref state, static (token, ref s) =>
-                {
-                    if (token.IsEmpty)
-                    {
-                        s.Empty++;
-                    }
-                    else if (Ascii.EqualsIgnoreCase(token, "chunked"u8))
-                    {
-                        s.Chunked++;
-                        s.ChunkedLast = true;
-                        return true;
-                    }
-                    else
-                    {
-                        s.Other++;
-                    }
-                    s.ChunkedLast = false;
-                    return true;
-                });
+                continue;
+            }
+            // Empty elements are seen, not skipped: "chunked, ," or ", chunked" is refused (RFC 9112 §6.3 rule 4's
+            // strict reading), as other servers read such lists differently.
+            var codings = new ListTokenizer(Value(i), yieldEmpty: true);
+            while (codings.TryNext(out var coding))
+            {
+                var chunked = Ascii.EqualsIgnoreCase(coding, "chunked"u8);
+                state.Chunked += chunked ? 1 : 0;
+                state.Empty += coding.IsEmpty ? 1 : 0;
+                state.Other += chunked || coding.IsEmpty ? 0 : 1;
+                state.ChunkedLast = chunked;
             }
         }
         if (!state.ChunkedLast || state.Chunked != 1 || state.Empty != 0)
@@ -337,23 +333,22 @@ internal sealed class RequestHead
     // RFC 9110 §7.6.1: Connection lists options for this hop; every field it names is removed before forwarding.
     private void ReadConnectionOptions(ReadOnlySpan<byte> value)
     {
-        var self = this;
-        HttpSyntax.ForEachToken(value, ref self, static (token, ref head) =>
+        var options = new ListTokenizer(value);
+        while (options.TryNext(out var option))
         {
-            if (Ascii.EqualsIgnoreCase(token, "close"u8))
+            if (Ascii.EqualsIgnoreCase(option, "close"u8))
             {
-                head.ClientWantsClose = true;
+                ClientWantsClose = true;
             }
-            else if (Ascii.EqualsIgnoreCase(token, "keep-alive"u8))
+            else if (Ascii.EqualsIgnoreCase(option, "keep-alive"u8))
             {
-                head.ClientWantsClose &= head.Version != HttpVersion.Http10;
+                ClientWantsClose &= Version != HttpVersion.Http10;
             }
-            else if (token.Length > 0)
+            else
             {
-                head.Nominate(token);
+                Nominate(option);
             }
-            return true;
-        });
+        }
     }
 
     private void Nominate(ReadOnlySpan<byte> name)

@@ -62,7 +62,7 @@ internal sealed class ResponseWriter
     /// <summary>Writes one field unless the policy removes it (hop-by-hop, framing; the variant removes Connection-nominated ones).</summary>
     public void WriteField(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
     {
-        if (IsFramingOrHopByHop(HttpSyntax.Classify(name)))
+        if (IsFramingOrHopByHop(FieldNames.Classify(name)))
         {
             return;
         }
@@ -85,7 +85,7 @@ internal sealed class ResponseWriter
         {
             Span<byte> nameBytes = stackalloc byte[name.Length];
             Encoding.Latin1.GetBytes(name, nameBytes);
-            if (IsFramingOrHopByHop(HttpSyntax.Classify(nameBytes)))
+            if (IsFramingOrHopByHop(FieldNames.Classify(nameBytes)))
             {
                 return;
             }
