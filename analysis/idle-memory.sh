@@ -116,7 +116,7 @@ for proxy in "${proxies[@]}"; do
     ds_pid=$!; pids+=("$ds_pid")
     wait_port "$ds_port"
     start_proxy "$proxy"
-    wait_port "$port"
+    wait_port "$port" || { tail -n 20 "$work/proxy.log" >&2; stop "$proxy_pid"; stop "$ds_pid"; continue; }
     # Warm-up: 200 requests on one connection, then closed.
     python3 - "$port" <<'EOF'
 import socket, sys
@@ -134,12 +134,16 @@ s.close()
 EOF
     sleep "$settle"
     before=$(rss_kib "$proxy_pid")
-    timeout $((settle * 4 + 300)) python3 "$ROOT/analysis/idle-clients.py" 127.0.0.1 "$port" "$count" "$mode" $((settle * 3 + 120)) \
+    timeout $((settle * 4 + 900)) python3 "$ROOT/analysis/idle-clients.py" 127.0.0.1 "$port" "$count" "$mode" $((settle * 3 + 120)) \
       > "$work/clients.out" 2>&1 &
     clients_pid=$!; pids+=("$clients_pid")
-    deadline=$(( $(date +%s) + 240 ))
+    deadline=$(( $(date +%s) + 600 ))
     until grep -q '^ready' "$work/clients.out"; do
-      [ "$(date +%s)" -lt "$deadline" ] && kill -0 "$clients_pid" 2>/dev/null || { cat "$work/clients.out" >&2; break; }
+      if [ "$(date +%s)" -ge "$deadline" ] || ! kill -0 "$clients_pid" 2>/dev/null; then
+        echo "idle-memory: $proxy $mode: the opener did not get ready; its output and the proxy's log:" >&2
+        tail -n 5 "$work/clients.out" "$work/proxy.log" >&2
+        break
+      fi
       sleep 0.5
     done
     ready="$(grep '^ready' "$work/clients.out" || echo 'ready 0')"

@@ -55,6 +55,10 @@ public sealed class ProxyOptions
     // no body progress by then aborts the client connection.
     public TimeSpan DownstreamResponseTimeout { get; init; } = TimeSpan.FromSeconds(100);
 
+    // Matches SocketsHttpHandler's PooledConnectionIdleTimeout (1 min), which YARP keeps: a downstream connection idle
+    // this long is closed, so an idle client connection does not pin one (with its socket) for its whole life.
+    public TimeSpan DownstreamIdleTimeout { get; init; } = TimeSpan.FromMinutes(1);
+
     // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
     public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
 
@@ -96,6 +100,7 @@ public sealed class ProxyOptions
             KeepAliveTimeout = Seconds(config, "keepAliveTimeout", 130),
             DownstreamConnectTimeout = Seconds(config, "downstreamConnectTimeout", 15),
             DownstreamResponseTimeout = Seconds(config, "downstreamResponseTimeout", 100),
+            DownstreamIdleTimeout = Seconds(config, "downstreamIdleTimeout", 60),
             StatsInterval = string.IsNullOrWhiteSpace(config["statsInterval"]) || config["statsInterval"] == "0"
                 ? TimeSpan.Zero
                 : Seconds(config, "statsInterval", 0),
@@ -128,7 +133,7 @@ public sealed class ProxyOptions
             $"maxRequestHeaderCount={MaxRequestHeaderCount} maxRequestBodySize={MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
-            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s");
+            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s");
 
     private static bool Bool(IConfiguration config, string key, bool fallback)
     {

@@ -317,6 +317,10 @@ internal sealed class ProxyConnection
     internal void CheckDeadline(long now)
     {
         var waiting = _waiting;
+        if (waiting == Waiting.NextRequest)
+        {
+            _forwarder.OnIdle();
+        }
         if (waiting == Waiting.Nothing || now < Volatile.Read(ref _deadline))
         {
             return;

@@ -26,7 +26,8 @@ public static class ProxyHost
         var options = ProxyOptions.From(builder.Configuration);
         var urls = builder.Configuration["urls"] ?? "http://127.0.0.1:8080";
 
-        builder.WebHost.UseSockets(o => o.WaitForDataBeforeAllocatingBuffer = false);
+        // Kestrel's default (true): an idle connection waits with a zero-byte read and holds no 4 KiB pipe block.
+        builder.WebHost.UseSockets(o => o.WaitForDataBeforeAllocatingBuffer = true);
         var server = new ProxyServer(options, ForwarderFactory.Create(options));
         builder.Services.AddSingleton(server);
         builder.WebHost.UseKestrel(k =>
