@@ -96,8 +96,9 @@ start_proxy() {
       /usr/sbin/nginx -p "$work/nginx/" -c "$work/nginx/nginx.conf" -e stderr > "$work/proxy.log" 2>&1 &
       ;;
     haproxy)
-      # The crank config with room for the connections; ulimit-n pinned so HAProxy does not ask for more than
-      # the hard limit allows (it warns and runs).
+      # The crank config with room for the connections. HAProxy reserves two descriptors per connection (client and
+      # server side) and refuses to start when 2 x maxconn exceeds the descriptor limit: with a hard limit of 20,000
+      # it takes at most ~9,900 connections, so measure it with --connections 9000 on such a machine.
       sed -e "s|^    maxconn 4096 .*|    maxconn $((count + 64))\n    ulimit-n $(ulimit -n)|" \
           "$ROOT/crank/haproxy/haproxy.cfg" > "$work/haproxy.cfg"
       LISTEN_ADDRESS=127.0.0.1 LISTEN_PORT=$port DOWNSTREAM_ADDRESS=127.0.0.1 DOWNSTREAM_PORT=$ds_port HAPROXY_THREADS=1 \
