@@ -3,7 +3,7 @@ using Microsoft.Extensions.Configuration;
 
 namespace LLRP;
 
-/// <summary>Which forwarding layer sends requests downstream (design.md step 6).</summary>
+/// <summary>Which forwarding layer sends requests downstream: the one layer the variants differ in (docs/architecture.md).</summary>
 public enum ClientKind
 {
     LLHttp,

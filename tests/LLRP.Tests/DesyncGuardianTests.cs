@@ -58,12 +58,12 @@ public sealed record GuardianCase(string Id, string File, int Index, string Name
 
 /// <summary>
 /// The 159 desync-guardian cases: Severe and Ambiguous must be rejected (4xx/501/505) with the connection closed and
-/// nothing forwarded (SOURCE.md: "this project takes the strict reading"); Compliant and Acceptable are forwarded —
+/// nothing forwarded (the strict reading: an ambiguous message is refused rather than guessed at); Compliant and
+/// Acceptable are forwarded —
 /// except the named known differences below, where RFC 9112 or the proxy's contract requires a rejection.
 /// </summary>
 public sealed class DesyncGuardianTests(DefaultProxies farm) : IClassFixture<DefaultProxies>
 {
-    private const string Missing = "cases.json not found";
 
     /// <summary>Acceptable in the corpus, but the proxy MUST (or by contract does) reject: id → (statuses, reason).</summary>
     public static readonly IReadOnlyDictionary<string, (int[] Statuses, string Reason)> AcceptableButRejected =
@@ -102,11 +102,13 @@ public sealed class DesyncGuardianTests(DefaultProxies farm) : IClassFixture<Def
 
     private static readonly Lazy<(IReadOnlyList<GuardianCase> Cases, string? Error)> s_cases = new(Load);
 
-    public static TheoryData<string, string> Cases => Variants.Cross(CaseNames);
+    /// <summary>Every case through every variant; without the corpus, one row that fails with <see cref="DesyncCorpus.Missing"/>.</summary>
+    public static TheoryData<string, string> Cases =>
+        s_cases.Value.Error is null ? Variants.Cross(CaseNames) : new TheoryData<string, string> { { Variants.All[0].Name, DesyncCorpus.MissingLabel } };
 
-    /// <summary>"id: name" of every case, the test-case label (or one row that fails when the corpus is missing).</summary>
+    /// <summary>"id: name" of every case, the test-case label (or the one label that fails when the corpus is missing).</summary>
     public static IEnumerable<string> CaseNames =>
-        s_cases.Value.Error is null ? s_cases.Value.Cases.Select(c => $"{c.Id}: {c.Name}") : [Missing];
+        s_cases.Value.Error is null ? s_cases.Value.Cases.Select(c => $"{c.Id}: {c.Name}") : [DesyncCorpus.MissingLabel];
 
     public static IReadOnlySet<string> CaseIds => s_cases.Value.Cases.Select(c => c.Id).ToHashSet();
 
@@ -176,20 +178,10 @@ public sealed class DesyncGuardianTests(DefaultProxies farm) : IClassFixture<Def
 
     private static (IReadOnlyList<GuardianCase>, string?) Load()
     {
-        const string relative = "shared/data/http-desync-guardian/cases.json";
-        string? path = null;
-        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            var candidate = Path.Combine(dir.FullName, relative);
-            if (File.Exists(candidate))
-            {
-                path = candidate;
-                break;
-            }
-        }
+        var path = DesyncCorpus.Find(out var missing);
         if (path is null)
         {
-            return ([], $"{relative} was not found in any directory above {AppContext.BaseDirectory}; the corpus is required (never skipped)");
+            return ([], missing);
         }
 
         var cases = new List<GuardianCase>();

@@ -187,9 +187,10 @@ internal sealed class ProxyConnection
         var buffer = result.Buffer;
         if (result.IsCanceled || _headTimedOut)
         {
-            // RFC 9110 §15.5.9: 408 when the client was slow to send a request it started; an idle connection just closes.
+            // RFC 9110 §15.5.9: 408 when the client was slow to send a request it started (bytes of it are here, even
+            // if they arrived too late to be parsed before the deadline); an idle connection just closes.
             _rejection = ProxyError.RequestTimeout;
-            return _waiting == Waiting.RequestHead ? HeadStatus.Rejected : HeadStatus.Closed;
+            return _waiting == Waiting.RequestHead || !buffer.IsEmpty ? HeadStatus.Rejected : HeadStatus.Closed;
         }
 
         var reader = new SequenceReader<byte>(buffer);

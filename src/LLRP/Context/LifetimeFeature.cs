@@ -1,6 +1,3 @@
-using System.Globalization;
-using System.Net;
-using System.Text;
 using LLRP.Connections;
 using Microsoft.AspNetCore.Http.Features;
 

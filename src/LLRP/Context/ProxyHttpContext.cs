@@ -6,8 +6,8 @@ namespace LLRP.Context;
 
 /// <summary>
 /// A minimal HttpContext over the shared request side, for the variants that hand the exchange to HttpContext-based
-/// code (httpclient-httpcontext; YARP's IHttpForwarder later). It is ASP.NET Core's own DefaultHttpContext over a
-/// feature collection that provides exactly what HttpForwarder reads (reference-proxy-internals.md §4.3):
+/// code (httpclient-httpcontext and yarp). It is ASP.NET Core's own DefaultHttpContext over a
+/// feature collection that provides exactly what HttpForwarder reads and writes:
 /// <list type="bullet">
 /// <item><see cref="RequestFeature"/>: IHttpRequestFeature and IHttpRequestBodyDetectionFeature, from RequestHead and RequestBodyReader;</item>
 /// <item><see cref="ResponseFeature"/>: IHttpResponseFeature and IHttpResponseBodyFeature, into ResponseWriter;</item>

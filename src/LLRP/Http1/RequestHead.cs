@@ -270,7 +270,7 @@ internal sealed class RequestHead
             Framing = BodyFraming.ContentLength;
         }
 
-        // RFC 9110 §9.3.1, §9.3.2: content in GET or HEAD has no defined semantics, and an origin that ignores it would
+        // RFC 9110 §9.3.1, §9.3.2: content in GET or HEAD has no defined semantics, and a downstream that ignores it would
         // read it as the next request; §9.3.8: TRACE MUST NOT carry content. The strict reading refuses all three.
         if ((Framing == BodyFraming.Chunked || ContentLength > 0) &&
             Method is KestrelMethod.Get or KestrelMethod.Head or KestrelMethod.Trace)
