@@ -234,19 +234,15 @@ internal sealed class ResponseHeadParser
 
     private void ParseConnection(ReadOnlySpan<byte> value)
     {
-        // RFC 9110 §7.6.1: Connection is a token list; "close" anywhere in it counts.
-        var tokens = new ListTokenizer(value);
-        while (tokens.TryNext(out var token))
+        // RFC 9110 §7.6.1: Connection is a token list; "close" anywhere in it counts. The names it lists are looked up
+        // later (ResponseHead.IsNominatedByConnection).
+        var options = new ConnectionOptions(value);
+        while (options.TryNextFieldName(out _))
         {
-            if (Ascii.EqualsIgnoreCase(token, "close"u8))
-            {
-                ConnectionClose = true;
-            }
-            else if (Ascii.EqualsIgnoreCase(token, "keep-alive"u8))
-            {
-                ConnectionKeepAlive = true;
-            }
         }
+
+        ConnectionClose |= options.Close;
+        ConnectionKeepAlive |= options.KeepAlive;
     }
 
     private void ParseContentLength(ReadOnlySpan<byte> value)

@@ -124,25 +124,7 @@ public struct ChunkedDecoder
                         goto Exit;
                     }
 
-                    if (b == HttpChars.CR)
-                    {
-                        _state = State.SizeLf;
-                    }
-                    else if (b == (byte)';')
-                    {
-                        _state = State.ExtNameStart;
-                    }
-                    else if (HttpChars.IsOws(b))
-                    {
-                        _state = State.BwsBeforeSemicolon;
-                    }
-                    else
-                    {
-                        status = ChunkedStatus.InvalidChunkSize;
-                        goto Exit;
-                    }
-
-                    break;
+                    goto case State.ExtValueEnd;
 
                 case State.BwsBeforeSemicolon:
                     // RFC 9112 §7.1.1: BWS belongs to a chunk-ext and may only precede its ';'. "5 \r\n" is not
@@ -264,7 +246,7 @@ public struct ChunkedDecoder
                     break;
 
                 case State.ExtValueEnd:
-                    // After a name or value: the line ends, another extension starts, or BWS precedes the next ';'.
+                    // After the size, a name or a value: the line ends, an extension starts, or BWS precedes the next ';'.
                     if (b == HttpChars.CR)
                     {
                         _state = State.SizeLf;

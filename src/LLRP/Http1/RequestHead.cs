@@ -278,13 +278,13 @@ internal sealed class RequestHead
             ProxyThrow.BadRequest("GET, HEAD and TRACE requests must not carry content.");
         }
 
-        ClientWantsClose = Version == HttpVersion.Http10;
+        bool close = false, keepAlive = false;
         for (var i = 0; i < HeaderCount; i++)
         {
             switch (_headers[i].Kind)
             {
                 case HeaderKind.Connection:
-                    ReadConnectionOptions(Value(i));
+                    ReadConnectionOptions(Value(i), ref close, ref keepAlive);
                     break;
                 case HeaderKind.Expect:
                     // RFC 9110 §10.1.1: 100-continue is the only expectation; others get 417. HTTP/1.0 ignores it.
@@ -296,6 +296,8 @@ internal sealed class RequestHead
                     break;
             }
         }
+        // RFC 9112 §9.3, §9.6: close ends the connection after this exchange; HTTP/1.0 keeps it only when asked to.
+        ClientWantsClose = close || (Version == HttpVersion.Http10 && !keepAlive);
     }
 
     // RFC 9112 §6.1, §6.3 rule 4: the final coding must be chunked, applied once; other codings are not implemented here.
@@ -331,24 +333,15 @@ internal sealed class RequestHead
     }
 
     // RFC 9110 §7.6.1: Connection lists options for this hop; every field it names is removed before forwarding.
-    private void ReadConnectionOptions(ReadOnlySpan<byte> value)
+    private void ReadConnectionOptions(ReadOnlySpan<byte> value, ref bool close, ref bool keepAlive)
     {
-        var options = new ListTokenizer(value);
-        while (options.TryNext(out var option))
+        var options = new ConnectionOptions(value);
+        while (options.TryNextFieldName(out var name))
         {
-            if (Ascii.EqualsIgnoreCase(option, "close"u8))
-            {
-                ClientWantsClose = true;
-            }
-            else if (Ascii.EqualsIgnoreCase(option, "keep-alive"u8))
-            {
-                ClientWantsClose &= Version != HttpVersion.Http10;
-            }
-            else
-            {
-                Nominate(option);
-            }
+            Nominate(name);
         }
+        close |= options.Close;
+        keepAlive |= options.KeepAlive;
     }
 
     private void Nominate(ReadOnlySpan<byte> name)
