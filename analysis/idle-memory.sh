@@ -43,6 +43,8 @@ while [ $# -gt 0 ]; do
 done
 [ "${#proxies[@]}" -gt 0 ] || proxies=(llrp-llhttp llrp-httpclient nginx haproxy)
 ds_port=$((port + 1))
+# A port inside the kernel's ephemeral range (/proc/sys/net/ipv4/ip_local_port_range) can be held by any outgoing
+# connection of another program; a proxy that cannot bind is reported with the first lines of its log and skipped.
 
 # Every connection is a descriptor in the proxy (twice with a held downstream connection) and in the opener.
 ulimit -n "$(ulimit -Hn)"
@@ -117,7 +119,7 @@ for proxy in "${proxies[@]}"; do
     ds_pid=$!; pids+=("$ds_pid")
     wait_port "$ds_port"
     start_proxy "$proxy"
-    wait_port "$port" || { tail -n 20 "$work/proxy.log" >&2; stop "$proxy_pid"; stop "$ds_pid"; continue; }
+    wait_port "$port" || { head -n 8 "$work/proxy.log" >&2; stop "$proxy_pid"; stop "$ds_pid"; continue; }
     # Warm-up: 200 requests on one connection, then closed.
     python3 - "$port" <<'EOF'
 import socket, sys
