@@ -24,8 +24,9 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
     private const int BodyBufferLength = 16 * 1024;
 
     /// <summary>
-    /// One exchange. Its state machine comes from a pool (PoolingAsyncValueTaskMethodBuilder), so in steady state an
-    /// exchange allocates nothing although it is one async call per request.
+    /// One exchange. Its state machine comes from a pool (PoolingAsyncValueTaskMethodBuilder) instead of being
+    /// allocated per request; a rent misses the pool's per-thread and per-core caches when the exchange completes on
+    /// another thread (docs/architecture.md has the measured cost).
     /// </summary>
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
     public async ValueTask ForwardAsync(ProxyConnection connection)
