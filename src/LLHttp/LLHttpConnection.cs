@@ -27,7 +27,8 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
     private readonly SendBuffer _send;
     private readonly TimeoutGate _gate = new();
     private Transport _transport;
-    private byte[] _recv;
+    // Rented when a response head is read, given back by ReleaseIdleBuffers: an idle connection holds no buffer.
+    private byte[] _recv = [];
     private int _recvStart;
     private int _recvEnd;
     private ChunkedDecoder _chunked;
@@ -63,7 +64,6 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         _parser = new ResponseHeadParser(options.MaxResponseHeadersLength, options.MaxResponseHeaderCount);
         // Room for the head, a coalesced body and its framing (a chunk header and the last chunk).
         _send = new SendBuffer(4 * 1024, options.MaxRequestHeadLength + options.MaxCoalescedBodyLength + 64);
-        _recv = ArrayPool<byte>.Shared.Rent(Math.Min(options.InitialReceiveBufferSize, options.MaxResponseHeadersLength));
         _lastUsedTimestamp = options.TimeProvider.GetTimestamp();
         _continueHead = () => ContinueHead(resumed: true);
         _continueBody = () => ContinueBody(resumed: true);
@@ -117,6 +117,33 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
     internal long ExchangeCount => _exchangeCount;
 
     internal bool IsReadableWhileIdle() => _transport.IsReadableWhileIdle();
+
+    /// <summary>Whether the connection holds a receive or send buffer (an idle one given back to its pool holds none).</summary>
+    internal bool HoldsBuffers => _recv.Length != 0 || _send.HoldsArray;
+
+    /// <summary>
+    /// Gives the receive and send buffers back to <see cref="ArrayPool{T}.Shared"/> while no exchange runs; the next
+    /// exchange rents them again (from the pool's per-thread cache: no allocation in steady state). An idle connection
+    /// then holds no buffer, which is what lets thousands of them stay open cheaply. The pool and the affinity slot call
+    /// it when a connection is given back. Does nothing during an exchange or while unread bytes are buffered.
+    /// </summary>
+    public void ReleaseIdleBuffers()
+    {
+        if (_active || _disposed || _recvStart != _recvEnd)
+        {
+            return;
+        }
+
+        _recvStart = _recvEnd = 0;
+        byte[] recv = _recv;
+        _recv = [];
+        if (recv.Length != 0)
+        {
+            ArrayPool<byte>.Shared.Return(recv);
+        }
+
+        _send.Release();
+    }
 
     /// <summary>Starts an exchange: buffers <c>method SP requestTarget SP HTTP/1.1 CRLF Host: authority CRLF</c>.</summary>
     /// <param name="requestTarget">Origin-form path and query (RFC 9112 §3.2.1).</param>
@@ -433,6 +460,11 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         if (cancellationToken.IsCancellationRequested)
         {
             return ValueTask.FromException<ResponseHead>(Fail(new OperationCanceledException(cancellationToken), LLHttpError.ReceiveFailed, LLHttpError.ResponseHeadTimeout, cancellationToken));
+        }
+
+        if (_recv.Length == 0)
+        {
+            _recv = ArrayPool<byte>.Shared.Rent(Math.Min(_options.InitialReceiveBufferSize, _options.MaxResponseHeadersLength));
         }
 
         // The head is parsed from offset 0, so move what is left of the previous message (an interim head's tail) there.
@@ -769,7 +801,11 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         // With an exchange in flight a pending receive may still write into the buffers: let the GC have them instead.
         if (idle)
         {
-            ArrayPool<byte>.Shared.Return(_recv);
+            if (_recv.Length != 0)
+            {
+                ArrayPool<byte>.Shared.Return(_recv);
+            }
+
             _recv = [];
             _send.Dispose();
         }

@@ -44,6 +44,7 @@ public sealed class ProxyOptions
         new("keepAliveTimeout", "130", "seconds an idle client connection is kept (Kestrel's default)"),
         new("downstreamConnectTimeout", "15", "seconds to connect downstream; then 502 (YARP's default)"),
         new("downstreamResponseTimeout", "100", "seconds without a response head (504) or body progress (abort) (YARP's default)"),
+        new("downstreamIdleTimeout", "60", "llhttp: seconds an idle downstream connection is kept (SocketsHttpHandler's PooledConnectionIdleTimeout)"),
         new("statsInterval", "0", "print crank statistics every N seconds; 0 is off"),
         new("statsWindow", "0", "statistics cover the last N seconds that ended with requests served; 0: since the first request"),
     ];
@@ -89,6 +90,10 @@ public sealed class ProxyOptions
     // Matches YARP's ActivityTimeout (100 s, itself HttpClient.Timeout's default): no response head by then is a 504,
     // no body progress by then aborts the client connection.
     public TimeSpan DownstreamResponseTimeout { get; init; } = TimeSpan.FromSeconds(100);
+
+    // Matches SocketsHttpHandler's PooledConnectionIdleTimeout (1 min), which YARP keeps: a downstream connection idle
+    // this long is closed, so an idle client connection does not pin one (with its socket) for its whole life.
+    public TimeSpan DownstreamIdleTimeout { get; init; } = TimeSpan.FromMinutes(1);
 
     // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
     public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
@@ -138,6 +143,7 @@ public sealed class ProxyOptions
             KeepAliveTimeout = Seconds(config, "keepAliveTimeout", 130),
             DownstreamConnectTimeout = Seconds(config, "downstreamConnectTimeout", 15),
             DownstreamResponseTimeout = Seconds(config, "downstreamResponseTimeout", 100),
+            DownstreamIdleTimeout = Seconds(config, "downstreamIdleTimeout", 60),
             StatsInterval = Seconds(config, "statsInterval", 0, allowZero: true),
             StatsWindow = Seconds(config, "statsWindow", 0, allowZero: true),
         };
@@ -169,7 +175,7 @@ public sealed class ProxyOptions
             $"maxRequestHeaderCount={MaxRequestHeaderCount} maxRequestBodySize={MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
-            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
+            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
 
     private static bool Bool(IConfiguration config, string key, bool fallback)
     {

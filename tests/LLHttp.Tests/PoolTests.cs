@@ -132,4 +132,79 @@ public class PoolTests
         Assert.NotSame(first, second);
         Assert.True(factory.Made[0].Transport.Disposed);
     }
+    private static async Task ExchangeAsync(LLHttpConnection connection, ScriptedTransport transport)
+    {
+        transport.Enqueue("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+        connection.StartRequest("GET"u8, "/"u8, "h"u8);
+        await connection.SendRequestAsync();
+        var head = await connection.ReadResponseHeadAsync();
+        Assert.Equal(200, head.StatusCode);
+        Assert.True(connection.HoldsBuffers);
+        var body = new byte[16];
+        var length = 0;
+        int read;
+        while ((read = await connection.ReadBodyAsync(body.AsMemory(length))) > 0)
+        {
+            length += read;
+        }
+        Assert.Equal("hello"u8.ToArray(), body[..length]);
+    }
+
+    [Fact]
+    public async Task Connection_returned_to_the_pool_holds_no_buffer_until_its_next_exchange()
+    {
+        var factory = new Factory();
+        using var pool = new LLHttpConnectionPool(factory.ConnectAsync, Options);
+        var connection = await pool.RentAsync();
+        Assert.False(connection.HoldsBuffers); // nothing rented before the first exchange
+        await ExchangeAsync(connection, factory.Made[0].Transport);
+        pool.Return(connection);
+        Assert.False(connection.HoldsBuffers);
+
+        Assert.Same(connection, await pool.RentAsync());
+        await ExchangeAsync(connection, factory.Made[0].Transport); // rented again, same bytes
+        pool.Return(connection);
+        Assert.False(connection.HoldsBuffers);
+    }
+
+    [Fact]
+    public async Task Affinity_slot_releases_buffers_and_closes_its_idle_connection_after_the_idle_timeout()
+    {
+        var clock = new ManualClock();
+        var options = new LLHttpOptions { TimeProvider = clock, PooledConnectionIdleTimeout = TimeSpan.FromSeconds(60) };
+        var factory = new Factory { Options = options };
+        using var slot = new LLHttpAffinitySlot(factory.ConnectAsync, options);
+        var connection = await slot.GetAsync();
+        await ExchangeAsync(connection, factory.Made[0].Transport);
+        slot.Return(connection);
+        Assert.False(connection.HoldsBuffers);
+        Assert.True(slot.HoldsIdleConnection);
+
+        clock.Advance(TimeSpan.FromSeconds(59));
+        slot.EvictExpired();
+        Assert.False(factory.Made[0].Transport.Disposed);
+        Assert.Same(connection, await slot.GetAsync());
+        await ExchangeAsync(connection, factory.Made[0].Transport);
+        slot.Return(connection);
+
+        clock.Advance(TimeSpan.FromSeconds(60));
+        slot.EvictExpired();
+        Assert.True(factory.Made[0].Transport.Disposed);
+        Assert.False(slot.HoldsIdleConnection);
+        Assert.NotSame(connection, await slot.GetAsync());
+        Assert.Equal(2, factory.Made.Count);
+    }
+
+    [Fact]
+    public async Task Affinity_slot_closes_a_returned_connection_that_is_not_reusable()
+    {
+        var factory = new Factory();
+        using var slot = new LLHttpAffinitySlot(factory.ConnectAsync, Options);
+        var connection = await slot.GetAsync();
+        connection.Abort();
+        slot.Return(connection);
+        Assert.False(slot.HoldsIdleConnection);
+        Assert.True(factory.Made[0].Transport.Disposed);
+        Assert.Throws<InvalidOperationException>(() => slot.Return(connection));
+    }
 }

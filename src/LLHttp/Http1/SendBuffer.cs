@@ -1,19 +1,26 @@
 namespace LLHttp.Http1;
 
-/// <summary>A growable byte buffer rented from <see cref="ArrayPool{T}"/>, bounded so a caller cannot grow it without limit.</summary>
+/// <summary>
+/// A growable byte buffer rented from <see cref="ArrayPool{T}"/>, bounded so a caller cannot grow it without limit.
+/// It rents on the first write and gives the array back on <see cref="Release"/>, so an idle connection holds none.
+/// </summary>
 internal sealed class SendBuffer : IDisposable
 {
+    private readonly int _initialLength;
     private readonly int _maxLength;
-    private byte[] _array;
+    private byte[] _array = [];
     private int _length;
 
     public SendBuffer(int initialLength, int maxLength)
     {
+        _initialLength = Math.Min(initialLength, maxLength);
         _maxLength = maxLength;
-        _array = ArrayPool<byte>.Shared.Rent(Math.Min(initialLength, maxLength));
     }
 
     public int Length => _length;
+
+    /// <summary>Whether an array is rented (tests observe that an idle connection holds none).</summary>
+    public bool HoldsArray => _array.Length != 0;
 
     public ReadOnlyMemory<byte> WrittenMemory => _array.AsMemory(0, _length);
 
@@ -51,14 +58,19 @@ internal sealed class SendBuffer : IDisposable
             ThrowHelper.Throw(LLHttpError.RequestHeadTooLarge, "Request head exceeds MaxRequestHeadLength");
         }
 
-        int newLength = (int)Math.Min(_maxLength, Math.Max(needed, (long)_array.Length * 2));
+        int newLength = (int)Math.Min(_maxLength, Math.Max(needed, Math.Max((long)_array.Length * 2, _initialLength)));
         byte[] bigger = ArrayPool<byte>.Shared.Rent(newLength);
         _array.AsSpan(0, _length).CopyTo(bigger);
-        ArrayPool<byte>.Shared.Return(_array);
+        if (_array.Length != 0)
+        {
+            ArrayPool<byte>.Shared.Return(_array);
+        }
+
         _array = bigger;
     }
 
-    public void Dispose()
+    /// <summary>Empties the buffer and gives its array back to the pool; the next write rents one again.</summary>
+    public void Release()
     {
         byte[] array = _array;
         _array = [];
@@ -68,4 +80,6 @@ internal sealed class SendBuffer : IDisposable
             ArrayPool<byte>.Shared.Return(array);
         }
     }
+
+    public void Dispose() => Release();
 }

@@ -4,13 +4,18 @@ namespace LLHttp.Pooling;
 
 /// <summary>
 /// Affinity mode: one upstream connection held for one inbound connection (LLRP's original model), replaced whenever
-/// it becomes unusable. Not thread-safe, like the inbound connection that owns it.
+/// it becomes unusable. <see cref="GetAsync"/> and <see cref="Return"/> come from the inbound connection's one caller;
+/// <see cref="EvictExpired"/> may run concurrently on a timer thread, so an idle client connection does not pin an idle
+/// upstream connection for longer than <see cref="LLHttpOptions.PooledConnectionIdleTimeout"/>.
 /// </summary>
 public sealed class LLHttpAffinitySlot : IDisposable
 {
     private readonly Func<CancellationToken, ValueTask<LLHttpConnection>> _connect;
     private readonly LLHttpOptions _options;
-    private LLHttpConnection? _connection;
+    // The connection between exchanges: set by Return, taken (atomically) by GetAsync or by EvictExpired.
+    private LLHttpConnection? _idle;
+    // The connection handed out by GetAsync and not returned yet (only the owner's caller touches it).
+    private LLHttpConnection? _inUse;
 
     public LLHttpAffinitySlot(EndPoint endPoint, LLHttpOptions? options = null)
         : this(ct => LLHttpConnection.ConnectAsync(endPoint, options, ct), options ?? LLHttpOptions.Default)
@@ -24,39 +29,87 @@ public sealed class LLHttpAffinitySlot : IDisposable
         _options = options;
     }
 
+    /// <summary>Whether an idle connection is held (for tests and diagnostics).</summary>
+    public bool HoldsIdleConnection => Volatile.Read(ref _idle) is not null;
+
     /// <summary>
     /// The held connection when it is reusable, not idle past the pool idle timeout and not closed by the origin;
-    /// otherwise a new one (the old one is closed).
+    /// otherwise a new one (the old one is closed). Give it back with <see cref="Return"/> after a finished exchange.
     /// </summary>
     public ValueTask<LLHttpConnection> GetAsync(CancellationToken cancellationToken = default)
     {
-        LLHttpConnection? held = _connection;
+        // A caller that never returns the connection gets it again while it stays usable (checked below).
+        LLHttpConnection? held = _inUse ?? Interlocked.Exchange(ref _idle, null);
+        _inUse = null;
         if (held is not null)
         {
             if (held.IsReusable
-                && _options.TimeProvider.GetElapsedTime(held.LastUsedTimestamp) < _options.PooledConnectionIdleTimeout
+                && !IsExpired(held, _options.TimeProvider.GetTimestamp())
                 && !(_options.CheckIdleConnectionOnRent && held.IsReadableWhileIdle()))
             {
+                _inUse = held;
                 return new ValueTask<LLHttpConnection>(held);
             }
 
             held.Dispose();
-            _connection = null;
         }
 
         return ConnectAsync(cancellationToken);
     }
 
+    /// <summary>
+    /// Gives back the connection <see cref="GetAsync"/> handed out once its exchange finished: kept without its buffers
+    /// (<see cref="LLHttpConnection.ReleaseIdleBuffers"/>) if reusable, closed otherwise.
+    /// </summary>
+    public void Return(LLHttpConnection connection)
+    {
+        ArgumentNullException.ThrowIfNull(connection);
+        if (!ReferenceEquals(connection, _inUse))
+        {
+            ThrowHelper.ThrowInvalidOperation("The connection was not handed out by this slot.");
+        }
+
+        _inUse = null;
+        if (!connection.IsReusable)
+        {
+            connection.Dispose();
+            return;
+        }
+
+        // Before it is visible to EvictExpired, which may dispose it from another thread.
+        connection.ReleaseIdleBuffers();
+        Volatile.Write(ref _idle, connection);
+    }
+
+    /// <summary>
+    /// Closes the held connection if it has been idle for <see cref="LLHttpOptions.PooledConnectionIdleTimeout"/> or
+    /// longer. The owner calls it periodically (LLRP: from its once-a-second heartbeat); safe beside GetAsync/Return.
+    /// </summary>
+    public void EvictExpired()
+    {
+        LLHttpConnection? held = Volatile.Read(ref _idle);
+        if (held is not null && IsExpired(held, _options.TimeProvider.GetTimestamp())
+            && Interlocked.CompareExchange(ref _idle, null, held) == held)
+        {
+            held.Dispose();
+        }
+    }
+
+    private bool IsExpired(LLHttpConnection connection, long now)
+        => _options.PooledConnectionIdleTimeout != Timeout.InfiniteTimeSpan
+        && _options.TimeProvider.GetElapsedTime(connection.LastUsedTimestamp, now) >= _options.PooledConnectionIdleTimeout;
+
     private async ValueTask<LLHttpConnection> ConnectAsync(CancellationToken cancellationToken)
     {
         LLHttpConnection connection = await _connect(cancellationToken).ConfigureAwait(false);
-        _connection = connection;
+        _inUse = connection;
         return connection;
     }
 
     public void Dispose()
     {
-        _connection?.Dispose();
-        _connection = null;
+        Interlocked.Exchange(ref _idle, null)?.Dispose();
+        _inUse?.Dispose();
+        _inUse = null;
     }
 }

@@ -86,13 +86,16 @@ public sealed class LLHttpConnectionPool : IDisposable
 
     /// <summary>
     /// Gives a connection back. It is kept only if <see cref="LLHttpConnection.IsReusable"/> (exchange finished, body read
-    /// to the end, no close) and there is room; otherwise it is closed.
+    /// to the end, no close) and there is room, without its buffers (<see cref="LLHttpConnection.ReleaseIdleBuffers"/>);
+    /// otherwise it is closed.
     /// </summary>
     public void Return(LLHttpConnection connection)
     {
         ArgumentNullException.ThrowIfNull(connection);
         if (connection.IsReusable)
         {
+            // Before it is visible to the sweep, which may dispose it from another thread.
+            connection.ReleaseIdleBuffers();
             lock (_lock)
             {
                 if (!_disposed && _count < _idle.Length)

@@ -12,4 +12,12 @@ internal interface IForwarder : IDisposable
     /// <see cref="Errors.ProxyException"/>s, or cancellation of <see cref="ProxyConnection.Aborted"/>.
     /// </summary>
     ValueTask ForwardAsync(ProxyConnection connection);
+
+    /// <summary>
+    /// Called by <see cref="ProxyServer"/>'s sweep while the connection waits for its next request, on the timer's
+    /// thread and so concurrently with the connection: let go of what an idle connection should not keep.
+    /// </summary>
+    void OnIdle()
+    {
+    }
 }

@@ -167,6 +167,7 @@ internal sealed class ProxyConnection
         finally
         {
             _waiting = Waiting.Nothing;
+            Head.Reset();
             _forwarder.Dispose();
             _forwardingCts.Dispose();
         }
@@ -317,6 +318,10 @@ internal sealed class ProxyConnection
     internal void CheckDeadline(long now)
     {
         var waiting = _waiting;
+        if (waiting == Waiting.NextRequest)
+        {
+            _forwarder.OnIdle();
+        }
         if (waiting == Waiting.Nothing || now < Volatile.Read(ref _deadline))
         {
             return;

@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Runtime.CompilerServices;
 using LLHttp;
 using LLHttp.Pooling;
@@ -17,11 +18,10 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
 {
     // RFC 9112 §3.2: every HTTP/1.1 request carries Host; an HTTP/1.0 client may have sent none, so name the downstream.
     private readonly byte[] _downstreamAuthority = System.Text.Encoding.ASCII.GetBytes(downstream.Authority);
-    // LLHttp sends a head and a body this small in one send; larger bodies stream through this buffer.
+    // LLHttp sends a head and a body this small in one send; larger bodies stream through this buffer, rented for the
+    // exchange only so an idle connection holds none.
     private const int SmallBodyLength = 4 * 1024;
     private const int BodyBufferLength = 16 * 1024;
-
-    private byte[]? _bodyBuffer;
 
     /// <summary>
     /// One exchange. Its state machine comes from a pool (PoolingAsyncValueTaskMethodBuilder) instead of being
@@ -33,6 +33,7 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
     {
         var writer = connection.Response;
         LLHttpConnection? downstream = null;
+        byte[]? bodyBuffer = null;
         try
         {
             downstream = await (slot is not null ? slot.GetAsync(connection.Aborted) : pool!.RentAsync(connection.Aborted));
@@ -46,7 +47,7 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
             }
             else if (head.Framing == BodyFraming.ContentLength && head.ContentLength <= SmallBodyLength)
             {
-                var buffer = _bodyBuffer ??= new byte[BodyBufferLength];
+                var buffer = bodyBuffer = ArrayPool<byte>.Shared.Rent(BodyBufferLength);
                 var length = 0;
                 int read;
                 while ((read = await connection.Body.ReadAsync(buffer.AsMemory(length), connection.Aborted)) > 0)
@@ -57,7 +58,7 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
             }
             else
             {
-                var buffer = _bodyBuffer ??= new byte[BodyBufferLength];
+                var buffer = bodyBuffer = ArrayPool<byte>.Shared.Rent(BodyBufferLength);
                 downstream.StartRequestBody(
                     head.Framing == BodyFraming.Chunked ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
                     head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
@@ -95,7 +96,16 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
                 }
             }
             writer.CompleteBody();
-            pool?.Return(downstream);
+            // Back without its buffers; the slot or pool closes it once idle for downstreamIdleTimeout.
+            if (slot is not null)
+            {
+                slot.Return(downstream);
+            }
+            else
+            {
+                pool!.Return(downstream);
+            }
+            downstream = null;
         }
         catch (Exception e)
         {
@@ -106,6 +116,13 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
                 throw Translate(http);
             }
             throw;
+        }
+        finally
+        {
+            if (bodyBuffer is not null)
+            {
+                ArrayPool<byte>.Shared.Return(bodyBuffer);
+            }
         }
     }
 
@@ -171,6 +188,8 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
             ProxyError.DownstreamUnavailable,
         _ => ProxyError.DownstreamInvalidResponse,
     }, e.Message, e);
+
+    public void OnIdle() => slot?.EvictExpired();
 
     public void Dispose() => slot?.Dispose();
 }

@@ -28,6 +28,8 @@ internal sealed class LLHttpForwarderFactory : IForwarderFactory
             MaxResponseHeadersLength = options.MaxResponseHeadersTotalSize,
             // The forwarded head is the client's (bounded by the request limits) plus Host, Via and X-Forwarded-For.
             MaxRequestHeadLength = options.MaxRequestLineSize + options.MaxRequestHeadersTotalSize + 1024,
+            // Both the shared pools and the affinity slots close downstream connections idle this long.
+            PooledConnectionIdleTimeout = options.DownstreamIdleTimeout,
         };
         if (options.ShareClients)
         {

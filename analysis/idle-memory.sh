@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Memory per idle client connection: RSS of the proxy process before and after COUNT idle connections.
+#
+# usage: analysis/idle-memory.sh [options] [PROXY...]
+#   PROXY              llrp-llhttp llrp-httpclient nginx haproxy (default: all four)
+#   --connections N    idle client connections per run (default 10000)
+#   --modes "M..."     none: connections that never send a request; request: one keep-alive GET / each,
+#                      then idle (with llhttp's affinity this holds a downstream connection too)
+#                      (default "none request")
+#   --settle S         seconds between the last connection and the RSS reading, and after warm-up (default 10)
+#   --llrp-dir DIR     a published LLRP (crank/publish.sh llrp) to measure (default: publish this checkout)
+#   --downstream-dir D a published Downstream (default: publish this checkout)
+#   --label L          name for the LLRP build in the output (default "current")
+#   --port P           proxy port; the origin listens on P+1 (default 60080)
+#   --json FILE        append one JSON object per run (default: stdout only)
+#   --llrp-env K=V     extra environment for LLRP (repeatable)
+#
+# Each run: start the origin and the proxy, warm the proxy with 200 requests on one connection (so the
+# request path's JIT and first-use allocations land in the baseline), settle, read VmRSS, open COUNT
+# connections with analysis/idle-clients.py, settle, read VmRSS again. KiB per connection = ΔRSS / COUNT.
+# Memory does not depend on CPU noise, so these figures are stable on a shared machine.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+count=10000 modes="none request" settle=10 llrp_dir="" ds_dir="" label=current port=60080 json_out=""
+llrp_env=()
+proxies=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --connections) count="${2:?}"; shift 2 ;;
+    --modes) modes="${2:?}"; shift 2 ;;
+    --settle) settle="${2:?}"; shift 2 ;;
+    --llrp-dir) llrp_dir="${2:?}"; shift 2 ;;
+    --downstream-dir) ds_dir="${2:?}"; shift 2 ;;
+    --label) label="${2:?}"; shift 2 ;;
+    --port) port="${2:?}"; shift 2 ;;
+    --json) json_out="${2:?}"; shift 2 ;;
+    --llrp-env) llrp_env+=("${2:?}"); shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    llrp-llhttp|llrp-httpclient|nginx|haproxy) proxies+=("$1"); shift ;;
+    *) echo "idle-memory: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[ "${#proxies[@]}" -gt 0 ] || proxies=(llrp-llhttp llrp-httpclient nginx haproxy)
+ds_port=$((port + 1))
+# A port inside the kernel's ephemeral range (/proc/sys/net/ipv4/ip_local_port_range) can be held by any outgoing
+# connection of another program; a proxy that cannot bind is reported with the first lines of its log and skipped.
+
+# Every connection is a descriptor in the proxy (twice with a held downstream connection) and in the opener.
+ulimit -n "$(ulimit -Hn)"
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt $((count * 2 + 256)) ]; then
+  echo "idle-memory: ulimit -n $(ulimit -n) is below 2 x $count + 256; a held downstream per connection may not fit" >&2
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/idle-memory.XXXXXX")"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
+if [ -z "$llrp_dir" ]; then
+  PUBLISH_DIR="$work/publish" "$ROOT/crank/publish.sh" llrp > "$work/publish.log" 2>&1 || { cat "$work/publish.log" >&2; exit 1; }
+  llrp_dir="$work/publish/llrp"
+fi
+if [ -z "$ds_dir" ]; then
+  PUBLISH_DIR="$work/publish" "$ROOT/crank/publish.sh" downstream > "$work/publish-ds.log" 2>&1 || { cat "$work/publish-ds.log" >&2; exit 1; }
+  ds_dir="$work/publish/downstream"
+fi
+llrp_exe="$llrp_dir/LLRP"
+ds_exe="$ds_dir/Downstream"
+
+wait_port() {
+  local deadline=$(( $(date +%s) + 30 ))
+  until (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
+    [ "$(date +%s)" -lt "$deadline" ] || { echo "idle-memory: nothing on port $1" >&2; return 1; }
+    sleep 0.2
+  done
+}
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+
+start_proxy() {
+  case "$1" in
+    llrp-llhttp|llrp-httpclient)
+      env "${llrp_env[@]}" "$llrp_exe" --urls "http://127.0.0.1:$port" --downstream "http://127.0.0.1:$ds_port" \
+        --client "${1#llrp-}" > "$work/proxy.log" 2>&1 &
+      ;;
+    nginx)
+      # The crank template with room for the connections (its worker_connections counts both sides).
+      mkdir -p "$work/nginx"
+      sed -e "s|@LISTEN_ADDRESS@|127.0.0.1|g" -e "s|@LISTEN_PORT@|$port|g" \
+          -e "s|@DOWNSTREAM_ADDRESS@|127.0.0.1|g" -e "s|@DOWNSTREAM_PORT@|$ds_port|g" -e "s|@WORK_DIR@|$work/nginx|g" \
+          -e "s|worker_connections  1024;|worker_connections  $((count * 2 + 256));|" \
+          "$ROOT/crank/nginx/nginx.conf" > "$work/nginx/nginx.conf"
+      /usr/sbin/nginx -p "$work/nginx/" -c "$work/nginx/nginx.conf" -e stderr > "$work/proxy.log" 2>&1 &
+      ;;
+    haproxy)
+      # The crank config with room for the connections. HAProxy reserves two descriptors per connection (client and
+      # server side) and refuses to start when 2 x maxconn exceeds the descriptor limit: with a hard limit of 20,000
+      # it takes at most ~9,900 connections, so measure it with --connections 9000 on such a machine.
+      sed -e "s|^    maxconn 4096 .*|    maxconn $((count + 64))\n    ulimit-n $(ulimit -n)|" \
+          "$ROOT/crank/haproxy/haproxy.cfg" > "$work/haproxy.cfg"
+      LISTEN_ADDRESS=127.0.0.1 LISTEN_PORT=$port DOWNSTREAM_ADDRESS=127.0.0.1 DOWNSTREAM_PORT=$ds_port HAPROXY_THREADS=1 \
+        /usr/sbin/haproxy -db -f "$work/haproxy.cfg" > "$work/proxy.log" 2>&1 &
+      ;;
+  esac
+  proxy_pid=$!
+  pids+=("$proxy_pid")
+}
+
+stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+
+for proxy in "${proxies[@]}"; do
+  for mode in $modes; do
+    "$ds_exe" --urls "http://127.0.0.1:$ds_port" > "$work/downstream.log" 2>&1 &
+    ds_pid=$!; pids+=("$ds_pid")
+    wait_port "$ds_port"
+    start_proxy "$proxy"
+    wait_port "$port" || { head -n 8 "$work/proxy.log" >&2; stop "$proxy_pid"; stop "$ds_pid"; continue; }
+    # Warm-up: 200 requests on one connection, then closed.
+    python3 - "$port" <<'EOF'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+for _ in range(200):
+    s.sendall(b"GET / HTTP/1.1\r\nHost: warm\r\n\r\n")
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += s.recv(4096)
+    head, _, rest = data.partition(b"\r\n\r\n")
+    length = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+    while len(rest) < length:
+        rest += s.recv(4096)
+s.close()
+EOF
+    sleep "$settle"
+    before=$(rss_kib "$proxy_pid")
+    timeout $((settle * 4 + 900)) python3 "$ROOT/analysis/idle-clients.py" 127.0.0.1 "$port" "$count" "$mode" $((settle * 3 + 120)) \
+      > "$work/clients.out" 2>&1 &
+    clients_pid=$!; pids+=("$clients_pid")
+    deadline=$(( $(date +%s) + 600 ))
+    until grep -q '^ready' "$work/clients.out"; do
+      if [ "$(date +%s)" -ge "$deadline" ] || ! kill -0 "$clients_pid" 2>/dev/null; then
+        echo "idle-memory: $proxy $mode: the opener did not get ready; its output and the proxy's log:" >&2
+        tail -n 5 "$work/clients.out" "$work/proxy.log" >&2
+        break
+      fi
+      sleep 0.5
+    done
+    ready="$(grep '^ready' "$work/clients.out" || echo 'ready 0')"
+    sleep "$settle"
+    after=$(rss_kib "$proxy_pid")
+    opened=$(awk '{print $2}' <<< "$ready")
+    stop "$clients_pid"; stop "$proxy_pid"; stop "$ds_pid"
+    name="$proxy"; case "$proxy" in llrp-*) name="$proxy ($label)" ;; esac
+    per=$(awk -v a="$after" -v b="$before" -v n="$opened" 'BEGIN { printf "%.2f", (n > 0 ? (a - b) / n : 0) }')
+    printf '%-28s %-8s connections %-6s RSS before %8s KiB after %8s KiB  => %s KiB per connection  [%s]\n' \
+      "$name" "$mode" "$opened" "$before" "$after" "$per" "$ready"
+    line=$(jq -cn --arg proxy "$proxy" --arg build "$label" --arg mode "$mode" --argjson requested "$count" \
+      --argjson opened "${opened:-0}" --argjson before "$before" --argjson after "$after" --argjson settle "$settle" \
+      --arg env "${llrp_env[*]:-}" \
+      '{proxy: $proxy, build: $build, mode: $mode, requested: $requested, opened: $opened, settleSeconds: $settle,
+        rssBeforeKiB: $before, rssAfterKiB: $after, kibPerConnection: (if $opened > 0 then (($after - $before) / $opened * 100 | round) / 100 else null end),
+        llrpEnv: $env}')
+    [ -z "$json_out" ] || echo "$line" >> "$json_out"
+  done
+done
