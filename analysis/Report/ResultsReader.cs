@@ -12,7 +12,7 @@ namespace LLRP.Analysis;
 /// </summary>
 internal static partial class ResultsReader
 {
-    // Downstream's body size when the path has no ?s=N (src/Downstream/OriginHandler.cs DefaultSize).
+    // Downstream's body size when the path has no ?s=N (src/Downstream/DownstreamHandler.cs DefaultSize).
     public const long DownstreamDefaultBytes = 10;
 
     private static readonly string[] RpsNames = ["wrk/rps/mean", "http/rps/mean", "bombardier/rps/mean"];

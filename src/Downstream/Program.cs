@@ -3,9 +3,9 @@ using Downstream;
 WebApplication app;
 try
 {
-    app = OriginHost.Build(args);
+    app = DownstreamHost.Build(args);
 }
-catch (OriginOptionsException e)
+catch (DownstreamOptionsException e)
 {
     Console.Error.WriteLine($"Downstream: {e.Message}");
     return 2;

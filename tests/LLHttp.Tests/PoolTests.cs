@@ -89,7 +89,7 @@ public class PoolTests
         var b = await pool.RentAsync();
         pool.Return(a);
         pool.Return(b);
-        factory.Made[1].Transport.ReadableWhileIdle = true; // the origin closed b
+        factory.Made[1].Transport.ReadableWhileIdle = true; // the downstream closed b
 
         Assert.Same(a, await pool.RentAsync());
         Assert.True(factory.Made[1].Transport.Disposed);

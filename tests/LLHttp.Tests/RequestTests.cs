@@ -178,7 +178,7 @@ public class RequestTests
         connection.StartRequestBody(RequestBodyFraming.Chunked);
         Assert.Throws<InvalidOperationException>(() => connection.ReadResponseHeadAsync()); // head still buffered
         await connection.FlushAsync();
-        await connection.ReadResponseHeadAsync(); // the origin may answer before the body is complete
+        await connection.ReadResponseHeadAsync(); // the downstream may answer before the body is complete
         Assert.False(connection.IsReusable); // request body not finished
         await connection.CompleteRequestAsync();
         Assert.True(connection.IsReusable);

@@ -2,7 +2,7 @@ using LLRP.Tests.Infrastructure;
 
 namespace LLRP.Tests;
 
-/// <summary>One running instance of each full-stack baseline, each in front of its own recording origin.</summary>
+/// <summary>One running instance of each full-stack baseline, each in front of its own recording downstream.</summary>
 public sealed class BaselineProxies : ProxyFarm
 {
     protected override Task<ProxyUnderTest> StartAsync(string name) => ProxyUnderTest.StartBaselineAsync(Baseline.Get(name));
@@ -119,11 +119,11 @@ public sealed class BaselineConformanceTests(BaselineProxies farm) : IClassFixtu
 
     public enum Outcome
     {
-        /// <summary>Exactly one request reached the origin, with the case's body, and the client got the origin's 200.</summary>
+        /// <summary>Exactly one request reached the downstream, with the case's body, and the client got the downstream's 200.</summary>
         Forwarded,
-        /// <summary>The client got a 4xx/5xx (or a closed connection) and nothing complete reached the origin.</summary>
+        /// <summary>The client got a 4xx/5xx (or a closed connection) and nothing complete reached the downstream.</summary>
         Rejected,
-        /// <summary>Anything else: something reached the origin but not as sent, or the client got no clear answer.</summary>
+        /// <summary>Anything else: something reached the downstream but not as sent, or the client got no clear answer.</summary>
         Other,
     }
 
@@ -170,7 +170,7 @@ public sealed class BaselineConformanceTests(BaselineProxies farm) : IClassFixtu
     public async Task Contract_deviations(string baseline)
     {
         var p = await farm.GetAsync(baseline);
-        p.Origin.Responder = _ => OriginReply.Raw(
+        p.Downstream.Responder = _ => DownstreamReply.Raw(
             "HTTP/1.1 200 OK\r\nConnection: X-Resp-Hop\r\nX-Resp-Hop: 1\r\nKeep-Alive: timeout=5\r\nProxy-Authenticate: Basic\r\n" +
             "X-Resp-End: 2\r\nContent-Length: 2\r\n\r\nok");
         const string raw = "GET /model?q=1 HTTP/1.1\r\nHost: client.example\r\nConnection: X-Hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\n" +
@@ -179,9 +179,9 @@ public sealed class BaselineConformanceTests(BaselineProxies farm) : IClassFixtu
         await using var client = await p.ConnectAsync();
         await client.SendAsync(raw);
         var response = await client.ReadResponseAsync();
-        Assert.True(response?.Status == 200, $"{baseline}: expected the origin's 200, got {response?.ToString() ?? "no response"}");
-        var forwarded = await p.Origin.WaitForForwardedAsync(1);
-        Assert.True(forwarded.Count == 1, $"{baseline}: expected one forwarded request; {p.Origin.Describe()}");
+        Assert.True(response?.Status == 200, $"{baseline}: expected the downstream's 200, got {response?.ToString() ?? "no response"}");
+        var forwarded = await p.Downstream.WaitForForwardedAsync(1);
+        Assert.True(forwarded.Count == 1, $"{baseline}: expected one forwarded request; {p.Downstream.Describe()}");
         var r = forwarded[0];
 
         var deviations = new SortedSet<string>(StringComparer.Ordinal);
@@ -243,9 +243,9 @@ public sealed class BaselineConformanceTests(BaselineProxies farm) : IClassFixtu
             response = await client.ReadResponseAsync(method);
         }
         await p.CanaryAsync();
-        var forwarded = p.Origin.Forwarded;
-        var complete = p.Origin.Partials.Count == 0 && p.Origin.InFlight.Count == 0;
-        var detail = $"response {response?.ToString() ?? "none"}; {p.Origin.Describe()}";
+        var forwarded = p.Downstream.Forwarded;
+        var complete = p.Downstream.Partials.Count == 0 && p.Downstream.InFlight.Count == 0;
+        var detail = $"response {response?.ToString() ?? "none"}; {p.Downstream.Describe()}";
         if ((response is null || response.Status >= 400) && forwarded.Count == 0)
         {
             return (Outcome.Rejected, detail);

@@ -2,18 +2,18 @@ using LLRP.Tests.Infrastructure;
 
 namespace LLRP.Tests;
 
-/// <summary>Persistence and pipelining: RFC 9112 §9.3, §9.6 (checklist rows 2, 22; B.5 row 36).</summary>
+/// <summary>Persistence and pipelining: RFC 9112 §9.3, §9.6.</summary>
 public sealed class ConnectionTests(DefaultProxies farm) : IClassFixture<DefaultProxies>
 {
     public static TheoryData<string> Variant => Variants.Each();
 
-    private static OriginReply EchoTarget(RecordedRequest r) => OriginReply.Ok(r.Target);
+    private static DownstreamReply EchoTarget(RecordedRequest r) => DownstreamReply.Ok(r.Target);
 
     [Theory, MemberData(nameof(Variant))]
     public async Task Keeps_http11_client_connection_alive(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = EchoTarget;
+        p.Downstream.Responder = EchoTarget;
         await using var c = await p.ConnectAsync();
         for (var i = 0; i < 3; i++)
         {
@@ -33,9 +33,9 @@ public sealed class ConnectionTests(DefaultProxies farm) : IClassFixture<Default
         var r = await c.ReadResponseAsync();
         Assert.True(r?.Status == 200, $"{r}");
         Assert.Equal(Ending.Closed, await c.WaitForEndAsync());
-        var forwarded = await p.Origin.WaitForForwardedAsync(1);
+        var forwarded = await p.Downstream.WaitForForwardedAsync(1);
         Assert.True(forwarded.Count == 1 && forwarded[0].Values("Connection").All(v => !v.Contains("close", StringComparison.OrdinalIgnoreCase)),
-            $"the client's close must not reach the upstream leg (RFC 9112 §9.3 persistence is per connection): {p.Origin.Describe()}");
+            $"the client's close must not reach the downstream leg (RFC 9112 §9.3 persistence is per connection): {p.Downstream.Describe()}");
     }
 
     // RFC 9112 §9.3: HTTP/1.0 without keep-alive is not persistent; the response must not be chunked (RFC 9112 §7).
@@ -50,12 +50,12 @@ public sealed class ConnectionTests(DefaultProxies farm) : IClassFixture<Default
         Assert.Equal(Ending.Closed, await c.WaitForEndAsync());
     }
 
-    // Checklist row 2: client and upstream persistence are independent — a downstream close is not relayed.
+    // Client and downstream persistence are independent — a downstream close is not relayed.
     [Theory, MemberData(nameof(Variant))]
     public async Task Downstream_close_does_not_close_client_connection(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Raw("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", closeAfter: true);
+        p.Downstream.Responder = _ => DownstreamReply.Raw("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", closeAfter: true);
         await using var c = await p.ConnectAsync();
         for (var i = 0; i < 3; i++)
         {
@@ -63,10 +63,10 @@ public sealed class ConnectionTests(DefaultProxies farm) : IClassFixture<Default
             var r = await c.ReadResponseAsync();
             Assert.True(r?.Status == 200 && r.BodyText == "ok", $"request {i} after a downstream close: {r?.ToString() ?? "connection closed"}");
         }
-        Assert.Equal(3, (await p.Origin.WaitForForwardedAsync(3)).Count);
+        Assert.Equal(3, (await p.Downstream.WaitForForwardedAsync(3)).Count);
     }
 
-    // Checklist row 2: upstream connections are reused across requests.
+    // Downstream connections are reused across requests.
     [Theory, MemberData(nameof(Variant))]
     public async Task Reuses_upstream_connections(string variant)
     {
@@ -74,16 +74,16 @@ public sealed class ConnectionTests(DefaultProxies farm) : IClassFixture<Default
         await using var c = await p.ConnectAsync();
         await c.SendAsync("GET /warm HTTP/1.1\r\nHost: example.com\r\n\r\n");
         Assert.Equal(200, (await c.ReadResponseAsync())?.Status);
-        var before = p.Origin.AcceptedConnections;
+        var before = p.Downstream.AcceptedConnections;
         for (var i = 0; i < 5; i++)
         {
             await c.SendAsync($"GET /reuse{i} HTTP/1.1\r\nHost: example.com\r\n\r\n");
             Assert.Equal(200, (await c.ReadResponseAsync())?.Status);
         }
-        Assert.True(p.Origin.AcceptedConnections == before, $"{p.Origin.AcceptedConnections - before} new upstream connections for 5 sequential requests");
+        Assert.True(p.Downstream.AcceptedConnections == before, $"{p.Downstream.AcceptedConnections - before} new downstream connections for 5 sequential requests");
     }
 
-    // RFC 9112 §9.3.2: pipelined requests are answered in order (B.5 row 36).
+    // RFC 9112 §9.3.2: pipelined requests are answered in order.
     public static TheoryData<string, string> Pipelines => Variants.Cross(new[]
     {
         "GET /p1 HTTP/1.1\r\nHost: example.com\r\n\r\nGET /p2 HTTP/1.1\r\nHost: example.com\r\n\r\nGET /p3 HTTP/1.1\r\nHost: example.com\r\n\r\n",
@@ -97,7 +97,7 @@ public sealed class ConnectionTests(DefaultProxies farm) : IClassFixture<Default
     public async Task Answers_pipelined_requests_in_order(string variant, string raw)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = EchoTarget;
+        p.Downstream.Responder = EchoTarget;
         var count = raw.Split(" /p").Length - 1;
         await using var c = await p.ConnectAsync();
         await c.SendAsync(raw);
@@ -106,12 +106,12 @@ public sealed class ConnectionTests(DefaultProxies farm) : IClassFixture<Default
             var r = await c.ReadResponseAsync();
             Assert.True(r?.Status == 200 && r.BodyText == $"/p{i}", $"response {i} of {count}: {r?.ToString() ?? "connection closed"}");
         }
-        var forwarded = await p.Origin.WaitForForwardedAsync(count);
+        var forwarded = await p.Downstream.WaitForForwardedAsync(count);
         Assert.Equal(Enumerable.Range(1, count).Select(i => $"/p{i}"), forwarded.Select(f => f.Target));
         Assert.All(forwarded, f => Assert.Empty(f.Violations));
     }
 
-    // B.5 row 36: a request smuggled inside a body is body, not a request — exactly one upstream request.
+    // A request smuggled inside a body is body, not a request — exactly one downstream request.
     [Theory, MemberData(nameof(Variant))]
     public async Task Body_that_looks_like_a_request_stays_body(string variant)
     {
@@ -121,15 +121,15 @@ public sealed class ConnectionTests(DefaultProxies farm) : IClassFixture<Default
         var forwarded = await Verdict.ForwardedAsync(p, raw);
         Assert.Equal(inner, Wire.Text(forwarded.Body));
         await p.CanaryAsync();
-        Assert.DoesNotContain(p.Origin.Requests, r => r.Target == "/smuggled");
+        Assert.DoesNotContain(p.Downstream.Requests, r => r.Target == "/smuggled");
     }
 
-    // B.5 row 36: after a rejected request nothing on that connection is processed, even a valid pipelined request.
+    // After a rejected request nothing on that connection is processed, even a valid pipelined request.
     [Theory, MemberData(nameof(Variant))]
     public async Task Stops_reading_after_rejecting_a_pipelined_request(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = EchoTarget;
+        p.Downstream.Responder = EchoTarget;
         await using var c = await p.ConnectAsync();
         await c.SendAsync("GET /p1 HTTP/1.1\r\nHost: example.com\r\n\r\n" +
             "POST /bad HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" +
@@ -140,6 +140,6 @@ public sealed class ConnectionTests(DefaultProxies farm) : IClassFixture<Default
         Assert.True(second?.Status == 400, $"expected 400 for CL+TE, got {second?.ToString() ?? "closed"}");
         Assert.Equal(Ending.Closed, await c.WaitForEndAsync());
         await p.CanaryAsync();
-        Assert.Equal(["/p1"], p.Origin.Forwarded.Select(f => f.Target));
+        Assert.Equal(["/p1"], p.Downstream.Forwarded.Select(f => f.Target));
     }
 }

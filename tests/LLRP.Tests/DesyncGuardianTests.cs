@@ -95,7 +95,7 @@ public sealed class DesyncGuardianTests(DefaultProxies farm) : IClassFixture<Def
             ["rfc-compliant.yaml#8"] = ([400, 501], "RFC 9112 §6.1: gzip/deflate/identity/compress codings not implemented (SHOULD 501)"),
             ["rfc-compliant.yaml#9"] = ([400, 501], "RFC 9112 §6.1: gzip/deflate/identity/compress codings not implemented (SHOULD 501)"),
             ["rfc-compliant.yaml#10"] = ([400, 501], "RFC 9112 §6.1, §7: gzip/deflate not implemented; chunked with a parameter is an error"),
-            ["rfc-compliant.yaml#11"] = ([400], "RFC 9112 §3.2: origin-form has no fragment ('#'); B.5 row 9 → 400"),
+            ["rfc-compliant.yaml#11"] = ([400], "RFC 9112 §3.2: origin-form has no fragment ('#') → 400"),
             ["rfc-compliant.yaml#12"] = ([400], "RFC 9112 §3.2 / RFC 3986 §2: a request-target is ASCII; raw UTF-8 octets make an invalid request-line"),
             ["rfc-compliant.yaml#13"] = ([400], "RFC 9112 §3: an empty request-target leaves 'GET  HTTP/1.1' (two SP), an invalid request-line"),
         };

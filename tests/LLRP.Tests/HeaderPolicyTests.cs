@@ -2,7 +2,7 @@ using LLRP.Tests.Infrastructure;
 
 namespace LLRP.Tests;
 
-/// <summary>Hop-by-hop fields, Via and X-Forwarded-For: RFC 9110 §7.6.1, §7.6.3 (checklist rows 1, 3; B.5 row 38).</summary>
+/// <summary>Hop-by-hop fields, Via and X-Forwarded-For: RFC 9110 §7.6.1, §7.6.3.</summary>
 public sealed class HeaderPolicyTests(DefaultProxies farm) : IClassFixture<DefaultProxies>
 {
     public static TheoryData<string> Variant => Variants.Each();
@@ -34,7 +34,7 @@ public sealed class HeaderPolicyTests(DefaultProxies farm) : IClassFixture<Defau
         await Verdict.ForwardedAsync(p, raw, keepAlive: !fields.Contains("close", StringComparison.Ordinal));
     }
 
-    // B.5 row 38: Connection cannot nominate the proxy's own framing or Host away — they are regenerated.
+    // Connection cannot nominate the proxy's own framing or Host away — they are regenerated.
     public static TheoryData<string, string> NominatedFraming => Variants.Cross(new[]
     {
         "POST /n HTTP/1.1\r\nHost: example.com\r\nConnection: Content-Length\r\nContent-Length: 5\r\n\r\nhello",
@@ -89,7 +89,7 @@ public sealed class HeaderPolicyTests(DefaultProxies farm) : IClassFixture<Defau
     public async Task Removes_hop_by_hop_response_fields(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Raw(
+        p.Downstream.Responder = _ => DownstreamReply.Raw(
             "HTTP/1.1 200 OK\r\nConnection: X-Secret, keep-alive\r\nX-Secret: 1\r\nKeep-Alive: timeout=5\r\n" +
             "Proxy-Connection: keep-alive\r\nUpgrade: foo\r\nTE: trailers\r\nX-Kept: yes\r\nContent-Length: 2\r\n\r\nok");
         await using var c = await p.ConnectAsync();
@@ -111,7 +111,7 @@ public sealed class HeaderPolicyTests(DefaultProxies farm) : IClassFixture<Defau
     public async Task Relays_each_set_cookie_line(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Ok(extraHeaders: "Set-Cookie: a=1; Path=/\r\nSet-Cookie: b=2; Expires=Wed, 21 Oct 2015 07:28:00 GMT\r\n");
+        p.Downstream.Responder = _ => DownstreamReply.Ok(extraHeaders: "Set-Cookie: a=1; Path=/\r\nSet-Cookie: b=2; Expires=Wed, 21 Oct 2015 07:28:00 GMT\r\n");
         await using var c = await p.ConnectAsync();
         await c.SendAsync("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n");
         var r = await c.ReadResponseAsync();

@@ -2,7 +2,7 @@ using LLRP.Tests.Infrastructure;
 
 namespace LLRP.Tests;
 
-/// <summary>Limits: RFC 9110 §15.5.14/15, RFC 6585 §5 (checklist row 18; B.5 rows 11, 20, 35). Small limits via options.</summary>
+/// <summary>Limits: RFC 9110 §15.5.14/15, RFC 6585 §5. Small limits via options.</summary>
 public sealed class LimitTests(LimitedProxies farm) : IClassFixture<LimitedProxies>
 {
     public static TheoryData<string> Variant => Variants.Each();
@@ -34,7 +34,7 @@ public sealed class LimitTests(LimitedProxies farm) : IClassFixture<LimitedProxi
         await Verdict.ForwardedAsync(p, $"GET / HTTP/1.1\r\nHost: example.com\r\n{Fields(LimitedProxies.MaxRequestHeaderCount - 5, 100)}\r\n");
     }
 
-    // RFC 6585 §5: 431 Request Header Fields Too Large — total size and count (B.5 row 20).
+    // RFC 6585 §5: 431 Request Header Fields Too Large — total size and count.
     public static TheoryData<string, string> TooLarge => Variants.Cross(new[]
     {
         $"X-Big: {Wire.BodyText(LimitedProxies.MaxRequestHeadersTotalSize + 100)}\r\n",
@@ -58,7 +58,7 @@ public sealed class LimitTests(LimitedProxies farm) : IClassFixture<LimitedProxi
         await Verdict.ForwardedAsync(p, $"POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: {size}\r\n\r\n{Wire.BodyText(size)}");
     }
 
-    // RFC 9110 §15.5.14: 413 Content Too Large when Content-Length exceeds maxRequestBodySize (B.5 row 35).
+    // RFC 9110 §15.5.14: 413 Content Too Large when Content-Length exceeds maxRequestBodySize.
     public static TheoryData<string, string> TooLong => Variants.Cross(new[]
     {
         $"Content-Length: {LimitedProxies.MaxRequestBodySize + 1}\r\n\r\n{Wire.BodyText(LimitedProxies.MaxRequestBodySize + 1)}",
@@ -77,7 +77,7 @@ public sealed class LimitTests(LimitedProxies farm) : IClassFixture<LimitedProxi
     public async Task Answers_502_for_too_large_downstream_head(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Ok(extraHeaders: $"X-Huge: {Wire.BodyText(LimitedProxies.MaxResponseHeadersTotalSize * 2)}\r\n");
+        p.Downstream.Responder = _ => DownstreamReply.Ok(extraHeaders: $"X-Huge: {Wire.BodyText(LimitedProxies.MaxResponseHeadersTotalSize * 2)}\r\n");
         await using var c = await p.ConnectAsync();
         await c.SendAsync("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n");
         var r = await c.ReadResponseAsync();

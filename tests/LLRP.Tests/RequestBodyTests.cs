@@ -2,7 +2,7 @@ using LLRP.Tests.Infrastructure;
 
 namespace LLRP.Tests;
 
-/// <summary>Request body framing: RFC 9112 §6, §7 (checklist rows 5–9, 24; B.5 rows 21–35).</summary>
+/// <summary>Request body framing: RFC 9112 §6, §7.</summary>
 public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<DefaultProxies>
 {
     public static TheoryData<string> Variant => Variants.Each();
@@ -39,11 +39,11 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         Assert.Equal("hello", Wire.Text(forwarded.Body));
     }
 
-    // RFC 9110 §8.6, RFC 9112 §6.3 (5): differing or invalid Content-Length is unrecoverable → 400 + close (B.5 rows 22, 24).
+    // RFC 9110 §8.6, RFC 9112 §6.3 (5): differing or invalid Content-Length is unrecoverable → 400 + close.
     public static TheoryData<string, string> BadLengths => Variants.Cross(new[]
     {
         "Content-Length: 5\r\nContent-Length: 6\r\n",
-        // B.5 row 23: identical duplicates MAY be collapsed; the proxy takes the strict reading (nginx's) and refuses them.
+        // Identical duplicates MAY be collapsed; the proxy takes the strict reading (nginx's) and refuses them.
         "Content-Length: 5\r\nContent-Length: 5\r\n",
         "Content-Length: 5, 6\r\n",
         "Content-Length: 5,5\r\n",
@@ -69,8 +69,8 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.RejectedAsync(p, Post(fields, "hello"), Verdict.BadRequest, method: "POST");
     }
 
-    // RFC 9112 §6.1: "A server MAY reject a request that contains both Content-Length and Transfer-Encoding ... Regardless,
-    // the server MUST close the connection after responding." The contract rejects: 400 + close (B.5 row 21).
+    // RFC 9112 §6.1: "A server MAY reject a request that contains both Content-Length and Transfer-Encoding... Regardless,
+    // the server MUST close the connection after responding." The contract rejects: 400 + close.
     public static TheoryData<string, string> ContentLengthAndTransferEncoding => Variants.Cross(new[]
     {
         "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
@@ -88,7 +88,7 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
 
     // RFC 9112 §6.3 (4): "If a Transfer-Encoding header field is present in a request and the chunked transfer coding is
     // not the final encoding, the message body length cannot be determined reliably; the server MUST respond with the 400
-    // (Bad Request) status code and then close the connection." (B.5 row 25)
+    // (Bad Request) status code and then close the connection."
     public static TheoryData<string, string> NotFinalChunked => Variants.Cross(new[]
     {
         "Transfer-Encoding: gzip\r\n",
@@ -104,7 +104,7 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.RejectedAsync(p, Post(fields, "5\r\nhello\r\n0\r\n\r\n"), Verdict.BadRequest, method: "POST");
     }
 
-    // RFC 9112 §6.1: a transfer coding the server does not understand SHOULD get 501; never fall back to CL (B.5 row 26).
+    // RFC 9112 §6.1: a transfer coding the server does not understand SHOULD get 501; never fall back to CL.
     public static TheoryData<string, string> UnknownCodings => Variants.Cross(new[]
     {
         "Transfer-Encoding: identity\r\n",
@@ -122,7 +122,7 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.RejectedAsync(p, Post(fields, "5\r\nhello\r\n0\r\n\r\n"), [400, 501], method: "POST");
     }
 
-    // RFC 9112 §6.1: "A sender MUST NOT apply the chunked transfer coding more than once" (B.5 row 27).
+    // RFC 9112 §6.1: "A sender MUST NOT apply the chunked transfer coding more than once".
     public static TheoryData<string, string> ChunkedTwice => Variants.Cross(new[]
     {
         "Transfer-Encoding: chunked, chunked\r\n",
@@ -137,7 +137,7 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.RejectedAsync(p, Post(fields, "5\r\nhello\r\n0\r\n\r\n"), Verdict.BadRequest, method: "POST");
     }
 
-    // RFC 9112 §7: transfer-coding names are case-insensitive; OWS around list members is allowed (B.5 row 28).
+    // RFC 9112 §7: transfer-coding names are case-insensitive; OWS around list members is allowed.
     public static TheoryData<string, string> ChunkedSpellings => Variants.Cross(new[]
     {
         "Transfer-Encoding: chunked\r\n",
@@ -154,7 +154,7 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.ForwardedAsync(p, Post(fields, "5\r\nhello\r\n0\r\n\r\n"));
     }
 
-    // B.5 row 28: CTLs around "chunked" are not OWS; "chunked" takes no parameters (RFC 9112 §7: SHOULD be an error).
+    // CTLs around "chunked" are not OWS; "chunked" takes no parameters (RFC 9112 §7: SHOULD be an error).
     public static TheoryData<string, string> ObfuscatedChunked => Variants.Cross(new[]
     {
         "Transfer-Encoding: \u000bchunked\r\n",
@@ -190,7 +190,7 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         Assert.True(r is not null, "closed without a response");
         if (r.Status == 200)
         {
-            var forwarded = await p.Origin.WaitForForwardedAsync(1);
+            var forwarded = await p.Downstream.WaitForForwardedAsync(1);
             Assert.Single(forwarded);
             ExpectedForward.FromClientRequest(raw).AssertMatches(forwarded[0], p.Variant);
         }
@@ -202,8 +202,8 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         }
     }
 
-    // RFC 9112 §6.1: "A server that receives a request message with a transfer coding it does not understand ..." and
-    // "MUST treat the message as if the framing is faulty ... and close" for Transfer-Encoding in HTTP/1.0 (B.5 row 29).
+    // RFC 9112 §6.1: "A server that receives a request message with a transfer coding it does not understand..." and
+    // "MUST treat the message as if the framing is faulty... and close" for Transfer-Encoding in HTTP/1.0.
     [Theory, MemberData(nameof(Variant))]
     public async Task Rejects_transfer_encoding_in_http10(string variant)
     {
@@ -246,7 +246,7 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
     }
 
     // RFC 9112 §7.1: chunk-size = 1*HEXDIG, overflow anticipated; §7.1.1 chunk-ext = token / quoted-string; chunk data
-    // is followed by exactly CRLF (B.5 rows 30–32). The head may already be upstream: the proxy must then abort it.
+    // is followed by exactly CRLF. The head may already be downstream: the proxy must then abort it.
     public static TheoryData<string, string> BadChunkedBodies => Variants.Cross(new[]
     {
         "0x5\r\nhello\r\n0\r\n\r\n",
@@ -289,7 +289,7 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
     }
 
     // RFC 9110 §6.5: trailers are dropped unless the client sent "TE: trailers"; they never merge into the header section
-    // (checklist row 24; B.5 row 33).
+    //.
     public static TheoryData<string, string> Trailers => Variants.Cross(new[]
     {
         "X-Trailer: 1\r\n",
@@ -309,7 +309,7 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.ForwardedAsync(p, raw, expected);
     }
 
-    // RFC 9110 §9.3.1 / B.5 row 34: GET with a body is Ambiguous in the desync-guardian corpus; the project rejects it,
+    // RFC 9110 §9.3.1: GET with a body is Ambiguous in the desync-guardian corpus; the project rejects it,
     // and must never drop the body while keeping the connection (which would desync the next request).
     [Theory, MemberData(nameof(Variant))]
     public async Task Rejects_get_with_content_length_body(string variant)
@@ -318,7 +318,7 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.RejectedAsync(p, "GET / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\n\r\nhello", Verdict.AnyRejection);
     }
 
-    // B.5 row 34 (Acceptable in the corpus): GET with Content-Length: 0 is forwarded.
+    // (Acceptable in the corpus) GET with Content-Length: 0 is forwarded.
     [Theory, MemberData(nameof(Variant))]
     public async Task Forwards_get_with_zero_content_length(string variant)
     {
@@ -326,8 +326,8 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.ForwardedAsync(p, "GET /zero HTTP/1.1\r\nHost: example.com\r\nContent-Length: 0\r\n\r\n");
     }
 
-    // RFC 9112 §6.3 / B.5 row 35: a client that goes away mid-body aborts the upstream request; nothing complete is
-    // forwarded, and the half-fed upstream connection is never reused (the next request would be read as body bytes).
+    // RFC 9112 §6.3: a client that goes away mid-body aborts the downstream request; nothing complete is
+    // forwarded, and the half-fed downstream connection is never reused (the next request would be read as body bytes).
     [Theory, MemberData(nameof(Variant))]
     public async Task Aborts_upstream_when_client_leaves_mid_body(string variant)
     {
@@ -336,19 +336,19 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         {
             await c.SendAsync(Post("Content-Length: 100\r\n", "only ten b"));
             // Give the proxy the head and part of the body, then vanish without a response.
-            await p.Origin.WaitUntilAsync(o => o.InFlight.Count > 0, TimeSpan.FromSeconds(2));
+            await p.Downstream.WaitUntilAsync(o => o.InFlight.Count > 0, TimeSpan.FromSeconds(2));
         }
         await Verdict.NothingForwardedAsync(p, partialAllowed: true, "client left mid-body");
-        // The upstream connection that carried the partial request must not carry the next one.
+        // The downstream connection that carried the partial request must not carry the next one.
         for (var i = 0; i < 3; i++)
         {
             await Verdict.ForwardedAsync(p, $"POST /after{i} HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\n\r\nhello");
-            p.Origin.Reset();
+            p.Downstream.Reset();
         }
     }
 
     // RFC 9110 §10.1.1: the proxy answers 100 Continue itself when it starts reading the body and does not forward
-    // Expect (contract; checklist row 10; B.5 row 37).
+    // Expect (contract).
     [Theory, MemberData(nameof(Variant))]
     public async Task Answers_expect_100_continue_and_forwards_body(string variant)
     {
@@ -362,7 +362,7 @@ public sealed class RequestBodyTests(DefaultProxies farm) : IClassFixture<Defaul
         await c.SendAsync("hello");
         var r = await c.ReadResponseAsync("POST");
         Assert.True(r?.Status == 200, $"final response: {r}");
-        var forwarded = await p.Origin.WaitForForwardedAsync(1);
+        var forwarded = await p.Downstream.WaitForForwardedAsync(1);
         Assert.Single(forwarded);
         ExpectedForward.FromClientRequest(head + "hello").AssertMatches(forwarded[0], p.Variant);
     }

@@ -2,7 +2,7 @@ using LLRP.Tests.Infrastructure;
 
 namespace LLRP.Tests;
 
-/// <summary>Request line and request-target: RFC 9112 §2.2, §2.3, §3, §3.2 (checklist rows 16, 23; B.5 rows 1–11).</summary>
+/// <summary>Request line and request-target: RFC 9112 §2.2, §2.3, §3, §3.2.</summary>
 public sealed class RequestLineTests(DefaultProxies farm) : IClassFixture<DefaultProxies>
 {
     private const string Host = "Host: example.com\r\n";
@@ -27,7 +27,7 @@ public sealed class RequestLineTests(DefaultProxies farm) : IClassFixture<Defaul
         Assert.True(r.Violations.Count == 0, string.Join("; ", r.Violations));
     }
 
-    // RFC 9112 §2.2: a server SHOULD ignore at least one empty line (CRLF) received prior to the request-line (B.5 row 4).
+    // RFC 9112 §2.2: a server SHOULD ignore at least one empty line (CRLF) received prior to the request-line.
     public static TheoryData<string, string> LeadingEmptyLines => Variants.Cross(["\r\n", "\r\n\r\n"]);
 
     [Theory, MemberData(nameof(LeadingEmptyLines))]
@@ -37,7 +37,7 @@ public sealed class RequestLineTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.ForwardedAsync(p, $"{prefix}GET /lead HTTP/1.1\r\n{Host}\r\n");
     }
 
-    // RFC 9112 §3.2.2: a proxy MUST ignore the received Host and use the target's authority (B.5 row 10).
+    // RFC 9112 §3.2.2: a proxy MUST ignore the received Host and use the target's authority.
     public static TheoryData<string, string, string> AbsoluteForms => Variants.Cross(new[]
     {
         ("http://target.example/p?q=1", "/p?q=1"),
@@ -54,7 +54,7 @@ public sealed class RequestLineTests(DefaultProxies farm) : IClassFixture<Defaul
         Assert.Equal($"GET {originForm} HTTP/1.1", forwarded.RequestLine);
     }
 
-    // RFC 9112 §3.2.4: asterisk-form is only for OPTIONS (B.5 row 9, checklist row 23).
+    // RFC 9112 §3.2.4: asterisk-form is only for OPTIONS.
     [Theory, MemberData(nameof(Variant))]
     public async Task Forwards_options_asterisk(string variant)
     {
@@ -68,7 +68,7 @@ public sealed class RequestLineTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.ForwardedAsync(p, $"OPTIONS * HTTP/1.1\r\n{Host}\r\n");
     }
 
-    // RFC 9110 §9.3.6 / checklist row 23: no tunnelling, CONNECT is answered 405 (contract) and nothing is forwarded.
+    // RFC 9110 §9.3.6: no tunnelling, CONNECT is answered 405 (contract) and nothing is forwarded.
     [Theory, MemberData(nameof(Variant))]
     public async Task Rejects_connect_with_405(string variant)
     {
@@ -76,7 +76,7 @@ public sealed class RequestLineTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.RejectedAsync(p, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", [405], expectClose: false);
     }
 
-    // RFC 9112 §3: request-line = method SP request-target SP HTTP-version; invalid lines SHOULD get 400 (B.5 rows 5, 8, 9).
+    // RFC 9112 §3: request-line = method SP request-target SP HTTP-version; invalid lines SHOULD get 400.
     public static TheoryData<string, string> MalformedRequestLines => Variants.Cross(new[]
     {
         "GET  / HTTP/1.1",          // two SP
@@ -85,12 +85,12 @@ public sealed class RequestLineTests(DefaultProxies farm) : IClassFixture<Defaul
         "GET / HTTP/1.1 ",          // trailing SP
         " GET / HTTP/1.1",          // leading SP
         "GET HTTP/1.1",             // no target
-        "GET /",                    // no version (HTTP/0.9 style, B.5 row 7)
+        "GET /",                    // no version (HTTP/0.9 style)
         "/ HTTP/1.1",               // no method
         "G=T / HTTP/1.1",           // method not a token
         "G\u0000T / HTTP/1.1",        // NUL in the method
         "GE(T / HTTP/1.1",          // separator in the method
-        "GET * HTTP/1.1",           // asterisk-form with GET (B.5 row 9)
+        "GET * HTTP/1.1",           // asterisk-form with GET
         "GET /a#frag HTTP/1.1",     // fragment (RFC 9112 §3.2)
         "GET /a\u0000b HTTP/1.1",     // NUL in the target
         "GET /a\u0001b HTTP/1.1",     // CTL in the target
@@ -106,7 +106,7 @@ public sealed class RequestLineTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.RejectedAsync(p, $"{line}\r\n{Host}\r\n", Verdict.BadRequest);
     }
 
-    // RFC 9112 §2.3 / RFC 9110 §15.6.6: a version the proxy does not implement is 505; a malformed one 400 or 505 (B.5 row 6).
+    // RFC 9112 §2.3 / RFC 9110 §15.6.6: a version the proxy does not implement is 505; a malformed one 400 or 505.
     public static TheoryData<string, string, int[]> BadVersions => Variants.Cross(new[]
     {
         ("HTTP/2.0", new[] { 505 }),
@@ -128,7 +128,7 @@ public sealed class RequestLineTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.RejectedAsync(p, $"GET / {version}\r\n{Host}\r\n", statuses);
     }
 
-    // RFC 9112 §2.2: bare LF — the contract rejects it with 400 (B.5 row 1).
+    // RFC 9112 §2.2: bare LF — the contract rejects it with 400.
     public static TheoryData<string, string> BareLineFeeds => Variants.Cross(new[]
     {
         "GET / HTTP/1.1\nHost: example.com\n\n",
@@ -145,7 +145,7 @@ public sealed class RequestLineTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.RejectedAsync(p, raw, Verdict.BadRequest);
     }
 
-    // RFC 9112 §2.2: a bare CR MUST be treated as invalid (or replaced with SP) — B.5 row 2.
+    // RFC 9112 §2.2: a bare CR MUST be treated as invalid (or replaced with SP).
     public static TheoryData<string, string> BareCarriageReturns => Variants.Cross(new[]
     {
         "GET / HTTP/1.1\rHost: example.com\r\n\r\n",
@@ -161,7 +161,7 @@ public sealed class RequestLineTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.RejectedAsync(p, raw, Verdict.BadRequest);
     }
 
-    // RFC 9112 §3: "It is RECOMMENDED that all HTTP senders and recipients support ... request-line lengths of 8000 octets."
+    // RFC 9112 §3: "It is RECOMMENDED that all HTTP senders and recipients support... request-line lengths of 8000 octets."
     [Theory, MemberData(nameof(Variant))]
     public async Task Accepts_request_line_of_8000_octets(string variant)
     {
@@ -170,7 +170,7 @@ public sealed class RequestLineTests(DefaultProxies farm) : IClassFixture<Defaul
         await Verdict.ForwardedAsync(p, $"GET {target} HTTP/1.1\r\n{Host}\r\n");
     }
 
-    // RFC 9110 §15.5.15: a request-target longer than the server is willing to interpret is 414 (default 8192, B.5 row 11).
+    // RFC 9110 §15.5.15: a request-target longer than the server is willing to interpret is 414 (default 8192).
     [Theory, MemberData(nameof(Variant))]
     public async Task Rejects_request_line_over_default_limit_with_414(string variant)
     {

@@ -3,8 +3,7 @@ using LLRP.Tests.Infrastructure;
 namespace LLRP.Tests;
 
 /// <summary>
-/// Relaying the downstream's response: RFC 9112 §6.3, §7; RFC 9110 §15.2 (checklist rows 11, 12, 14, 15, 20;
-/// B.5 rows 40–43).
+/// Relaying the downstream's response: RFC 9112 §6.3, §7; RFC 9110 §15.2.
 /// </summary>
 public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultProxies>
 {
@@ -18,7 +17,7 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
         if (r is null)
         {
             await c.DisposeAsync();
-            Assert.Fail($"the proxy closed without a response; {p.Origin.Describe()}");
+            Assert.Fail($"the proxy closed without a response; {p.Downstream.Describe()}");
         }
         return (r, c);
     }
@@ -29,7 +28,7 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
     public async Task Keeps_downstream_content_length(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Ok("hello world", "X-Origin: 1\r\n");
+        p.Downstream.Responder = _ => DownstreamReply.Ok("hello world", "X-Origin: 1\r\n");
         var (r, c) = await ExchangeAsync(p, Req());
         await using var _ = c;
         Assert.True(r.Status == 200 && r.BodyText == "hello world" && r.Header("Content-Length") == "11" && !r.Chunked, $"{r}");
@@ -43,7 +42,7 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
     public async Task Rechunks_chunked_response_for_http11_client(string variant, bool byteByByte)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+        p.Downstream.Responder = _ => DownstreamReply.Raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
             with
         { ByteByByte = byteByByte };
         var (r, c) = await ExchangeAsync(p, Req());
@@ -53,7 +52,7 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
         Assert.Equal(200, (await c.PingAsync())?.Status);
     }
 
-    // RFC 9112 §6.3 (8) / checklist row 14: a close-delimited body is chunked to an HTTP/1.1 client, which stays connected.
+    // RFC 9112 §6.3 (8): a close-delimited body is chunked to an HTTP/1.1 client, which stays connected.
     public static TheoryData<string, string> CloseDelimited => Variants.Cross(new[]
     {
         "HTTP/1.1 200 OK\r\nX-A: 1\r\n\r\nuntil the end",
@@ -64,14 +63,14 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
     public async Task Chunks_close_delimited_response_for_http11_client(string variant, string response)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Raw(response, closeAfter: true);
+        p.Downstream.Responder = _ => DownstreamReply.Raw(response, closeAfter: true);
         var (r, c) = await ExchangeAsync(p, Req());
         await using var _ = c;
         Assert.True(r.Status == 200 && r.Chunked && r.Complete && r.BodyText == "until the end", $"expected a chunked, complete body: {r}");
         Assert.Equal(200, (await c.PingAsync())?.Status);
     }
 
-    // RFC 9112 §7 / checklist row 15: HTTP/1.0 clients never get chunked; close-delimited (then close) or Content-Length.
+    // RFC 9112 §7: HTTP/1.0 clients never get chunked; close-delimited (then close) or Content-Length.
     public static TheoryData<string, string> ResponsesFor10 => Variants.Cross(new[]
     {
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
@@ -82,14 +81,14 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
     public async Task Never_chunks_for_http10_client(string variant, string response)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Raw(response);
+        p.Downstream.Responder = _ => DownstreamReply.Raw(response);
         var (r, c) = await ExchangeAsync(p, Req(version: "HTTP/1.0"));
         await using var _ = c;
         Assert.True(r.Status == 200 && !r.Chunked && r.Header("Transfer-Encoding") is null && r.BodyText == "hello world", $"{r}");
         Assert.Equal(Ending.Closed, await c.WaitForEndAsync());
     }
 
-    // RFC 9112 §6.3 (1) / checklist row 11 / B.5 row 42: no body for HEAD, 204, 304 whatever CL/TE say; the client
+    // RFC 9112 §6.3 (1): no body for HEAD, 204, 304 whatever CL/TE say; the client
     // connection stays in sync (the ping proves no stray bytes were sent).
     public static TheoryData<string, string, string> Bodiless => Variants.Cross(new[]
     {
@@ -104,7 +103,7 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
     public async Task Sends_no_body_for_head_204_304(string variant, string method, string response)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Raw(response);
+        p.Downstream.Responder = _ => DownstreamReply.Raw(response);
         var (r, c) = await ExchangeAsync(p, Req(method), method);
         await using var _ = c;
         var expectedStatus = int.Parse(response.Split(' ')[1], System.Globalization.CultureInfo.InvariantCulture);
@@ -121,12 +120,12 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
         Assert.True(ping?.Status == 200 && ping.BodyText == "ok", $"the connection is out of sync after a {expectedStatus} to {method}: {ping?.ToString() ?? "closed"}");
     }
 
-    // RFC 9110 §15.2 / checklist row 12: 1xx interim responses go to HTTP/1.1 clients, never to HTTP/1.0 clients.
+    // RFC 9110 §15.2: 1xx interim responses go to HTTP/1.1 clients, never to HTTP/1.0 clients.
     [Theory, MemberData(nameof(Variant))]
     public async Task Relays_103_early_hints_to_http11_client(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Raw("HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        p.Downstream.Responder = _ => DownstreamReply.Raw("HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
         var (r, c) = await ExchangeAsync(p, Req());
         await using var _ = c;
         Assert.True(r.Status == 200 && r.BodyText == "ok", $"{r}");
@@ -144,13 +143,13 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
     public async Task Never_relays_1xx_to_http10_client(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Raw("HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        p.Downstream.Responder = _ => DownstreamReply.Raw("HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
         var (r, c) = await ExchangeAsync(p, Req(version: "HTTP/1.0"));
         await using var _ = c;
         Assert.True(r.Status == 200 && r.BodyText == "ok" && r.Interim.Count == 0, $"{r}");
     }
 
-    // RFC 9110 §15.6.3 / checklist row 20 / B.5 rows 40, 41: a malformed downstream response is a 502.
+    // RFC 9110 §15.6.3: a malformed downstream response is a 502.
     public static TheoryData<string, string> MalformedResponses => Variants.Cross(new[]
     {
         "HTTP/1.1 abc OK\r\nContent-Length: 2\r\n\r\nok",
@@ -167,7 +166,7 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
     public async Task Answers_502_for_malformed_downstream_response(string variant, string response)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Raw(response, closeAfter: true);
+        p.Downstream.Responder = _ => DownstreamReply.Raw(response, closeAfter: true);
         var (r, c) = await ExchangeAsync(p, Req());
         await using var _ = c;
         Assert.True(r.Status == 502, $"downstream sent '{Wire.Show(response)}', client got {r}");
@@ -178,48 +177,48 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
     public async Task Removes_or_rejects_whitespace_before_colon_in_downstream_response(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Raw("HTTP/1.1 200 OK\r\nX-Bad : 1\r\nContent-Length: 2\r\n\r\nok", closeAfter: true);
+        p.Downstream.Responder = _ => DownstreamReply.Raw("HTTP/1.1 200 OK\r\nX-Bad : 1\r\nContent-Length: 2\r\n\r\nok", closeAfter: true);
         var (r, c) = await ExchangeAsync(p, Req());
         await using var _ = c;
         Assert.True(r.Violations.Count == 0, $"malformed field reached the client: {string.Join("; ", r.Violations)}");
         Assert.True(r.Status == 502 || (r.Status == 200 && r.Header("X-Bad") == "1"), $"expected 502 or the whitespace removed, got {r}");
     }
 
-    // RFC 9110 §5.5: NUL in a field value MUST be rejected (502) or replaced with SP before forwarding (B.5 row 41).
+    // RFC 9110 §5.5: NUL in a field value MUST be rejected (502) or replaced with SP before forwarding.
     [Theory, MemberData(nameof(Variant))]
     public async Task Rejects_or_replaces_nul_in_downstream_field_value(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Raw("HTTP/1.1 200 OK\r\nX-Bad: a\u0000b\r\nContent-Length: 2\r\n\r\nok", closeAfter: true);
+        p.Downstream.Responder = _ => DownstreamReply.Raw("HTTP/1.1 200 OK\r\nX-Bad: a\u0000b\r\nContent-Length: 2\r\n\r\nok", closeAfter: true);
         var (r, c) = await ExchangeAsync(p, Req());
         await using var _ = c;
         Assert.True(r.Status == 502 || (r.Status == 200 && r.Header("X-Bad") == "a b"), $"expected 502 or NUL replaced by SP, got {r}");
     }
 
-    // RFC 9112 §5.2: obs-fold in a response is replaced by one or more SP (or the response rejected: 502) — B.5 row 41.
+    // RFC 9112 §5.2: obs-fold in a response is replaced by one or more SP (or the response rejected: 502).
     [Theory, MemberData(nameof(Variant))]
     public async Task Rejects_or_unfolds_obs_fold_in_downstream_response(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Raw("HTTP/1.1 200 OK\r\nX-Folded: a\r\n b\r\nContent-Length: 2\r\n\r\nok", closeAfter: true);
+        p.Downstream.Responder = _ => DownstreamReply.Raw("HTTP/1.1 200 OK\r\nX-Folded: a\r\n b\r\nContent-Length: 2\r\n\r\nok", closeAfter: true);
         var (r, c) = await ExchangeAsync(p, Req());
         await using var _ = c;
         Assert.True(r.Violations.Count == 0, $"the fold reached the client: {string.Join("; ", r.Violations)}");
         Assert.True(r.Status == 502 || (r.Status == 200 && System.Text.RegularExpressions.Regex.IsMatch(r.Header("X-Folded") ?? "", "^a[ \\t]+b$")), $"expected 502 or the fold replaced by SP, got {r}");
     }
 
-    // Checklist row 20: a downstream that closes without answering is a 502.
+    // A downstream that closes without answering is a 502.
     [Theory, MemberData(nameof(Variant))]
     public async Task Answers_502_when_downstream_closes_without_response(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.CloseWithoutResponse;
+        p.Downstream.Responder = _ => DownstreamReply.CloseWithoutResponse;
         var (r, c) = await ExchangeAsync(p, "POST /r HTTP/1.1\r\nHost: example.com\r\nContent-Length: 2\r\n\r\nhi", "POST");
         await using var _ = c;
         Assert.True(r.Status == 502, $"{r}");
     }
 
-    // Checklist row 20 / B.5 row 43: a body cut short after the response started aborts the client connection — the
+    // A body cut short after the response started aborts the client connection — the
     // client must never see a truncated body as complete.
     public static TheoryData<string, string> CutShort => Variants.Cross(new[]
     {
@@ -232,7 +231,7 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
     public async Task Aborts_client_when_downstream_body_is_cut_short(string variant, string response)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Raw(response, closeAfter: true);
+        p.Downstream.Responder = _ => DownstreamReply.Raw(response, closeAfter: true);
         await using var c = await p.ConnectAsync();
         await c.SendAsync(Req());
         var r = await c.ReadResponseAsync();
@@ -250,21 +249,21 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
     public async Task Relays_uncommon_status_with_body(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Raw("HTTP/1.1 418 I'm a teapot\r\nContent-Length: 3\r\n\r\ntea");
+        p.Downstream.Responder = _ => DownstreamReply.Raw("HTTP/1.1 418 I'm a teapot\r\nContent-Length: 3\r\n\r\ntea");
         var (r, c) = await ExchangeAsync(p, Req());
         await using var _ = c;
         Assert.True(r.Status == 418 && r.BodyText == "tea" && r.Version == "HTTP/1.1", $"{r}");
     }
 
-    // RFC 9110 §6.6.1 / checklist row 25: Date and Server from the origin are kept.
+    // RFC 9110 §6.6.1: Date and Server from the downstream are kept.
     [Theory, MemberData(nameof(Variant))]
     public async Task Keeps_origin_date_and_server(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Ok(extraHeaders: "Date: Wed, 21 Oct 2015 07:28:00 GMT\r\nServer: origin/1.0\r\n");
+        p.Downstream.Responder = _ => DownstreamReply.Ok(extraHeaders: "Date: Wed, 21 Oct 2015 07:28:00 GMT\r\nServer: downstream/1.0\r\n");
         var (r, c) = await ExchangeAsync(p, Req());
         await using var _ = c;
         Assert.Equal("Wed, 21 Oct 2015 07:28:00 GMT", r.Header("Date"));
-        Assert.Equal("origin/1.0", r.Header("Server"));
+        Assert.Equal("downstream/1.0", r.Header("Server"));
     }
 }

@@ -3,7 +3,7 @@ using LLRP.Tests.Infrastructure;
 namespace LLRP.Tests;
 
 /// <summary>
-/// Timeouts (checklist rows 19, 20; B.5 row 44), with 1-second settings. Only behaviour is asserted — what happens
+/// Timeouts , with 1-second settings. Only behaviour is asserted — what happens
 /// once a timeout fires — never how long it took; every wait is capped.
 /// </summary>
 public sealed class TimeoutTests(ImpatientProxies farm) : IClassFixture<ImpatientProxies>
@@ -78,12 +78,12 @@ public sealed class TimeoutTests(ImpatientProxies farm) : IClassFixture<Impatien
             $"silent connection: {ending} '{Wire.Show(c.ExtraBytes)}'");
     }
 
-    // RFC 9110 §15.6.5 / checklist row 20: no downstream response within downstreamResponseTimeout is 504.
+    // RFC 9110 §15.6.5: no downstream response within downstreamResponseTimeout is 504.
     [Theory, MemberData(nameof(Variant))]
     public async Task Answers_504_when_downstream_does_not_answer(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Never;
+        p.Downstream.Responder = _ => DownstreamReply.Never;
         await using var c = await p.ConnectAsync();
         await c.SendAsync("GET /never HTTP/1.1\r\nHost: example.com\r\n\r\n");
         var r = await c.ReadResponseAsync();
@@ -97,7 +97,7 @@ public sealed class TimeoutTests(ImpatientProxies farm) : IClassFixture<Impatien
     public async Task Answers_504_soon_after_downstreamResponseTimeout(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = _ => OriginReply.Never;
+        p.Downstream.Responder = _ => DownstreamReply.Never;
         var fastest = TimeSpan.MaxValue;
         for (var attempt = 0; attempt < 3; attempt++)
         {
@@ -113,12 +113,12 @@ public sealed class TimeoutTests(ImpatientProxies farm) : IClassFixture<Impatien
         Assert.True(fastest < TimeSpan.FromSeconds(1.4), $"a 1 s downstreamResponseTimeout answered 504 after {fastest.TotalMilliseconds:F0} ms at the fastest");
     }
 
-    // After a 504 the upstream connection that never answered must not be reused for the next request.
+    // After a 504 the downstream connection that never answered must not be reused for the next request.
     [Theory, MemberData(nameof(Variant))]
     public async Task Does_not_reuse_upstream_connection_after_504(string variant)
     {
         var p = await farm.GetAsync(variant);
-        p.Origin.Responder = r => r.Target == "/never" ? OriginReply.Never : OriginReply.Ok(r.Target);
+        p.Downstream.Responder = r => r.Target == "/never" ? DownstreamReply.Never : DownstreamReply.Ok(r.Target);
         await using var c = await p.ConnectAsync();
         await c.SendAsync("GET /never HTTP/1.1\r\nHost: example.com\r\n\r\n");
         var first = await c.ReadResponseAsync();
@@ -130,7 +130,7 @@ public sealed class TimeoutTests(ImpatientProxies farm) : IClassFixture<Impatien
     }
 }
 
-/// <summary>Checklist row 20: a downstream that refuses connections is a 502.</summary>
+/// <summary>A downstream that refuses connections is a 502.</summary>
 public sealed class UnreachableDownstreamTests(UnreachableDownstreamProxies farm) : IClassFixture<UnreachableDownstreamProxies>
 {
     public static TheoryData<string> Variant => Variants.Each();

@@ -3,10 +3,10 @@ using System.Net;
 namespace LLHttp.Pooling;
 
 /// <summary>
-/// Affinity mode: one upstream connection held for one inbound connection (LLRP's original model), replaced whenever
+/// Affinity mode: one downstream connection held for one inbound connection (LLRP's original model), replaced whenever
 /// it becomes unusable. <see cref="GetAsync"/> and <see cref="Return"/> come from the inbound connection's one caller;
 /// <see cref="EvictExpired"/> may run concurrently on a timer thread, so an idle client connection does not pin an idle
-/// upstream connection for longer than <see cref="LLHttpOptions.PooledConnectionIdleTimeout"/>.
+/// downstream connection for longer than <see cref="LLHttpOptions.PooledConnectionIdleTimeout"/>.
 /// </summary>
 public sealed class LLHttpAffinitySlot : IDisposable
 {

@@ -50,8 +50,6 @@ internal sealed class ProxyConnection
     private long _deadline = long.MaxValue;
     private volatile Waiting _waiting;
     private volatile bool _headTimedOut;
-    private bool _inRequestLine;
-    private long _headerBytes;
     private ProxyError _rejection;
 
     public ProxyConnection(ProxyServer server, ConnectionContext context, IForwarder forwarder, int index)
@@ -176,8 +174,6 @@ internal sealed class ProxyConnection
     private void StartHead()
     {
         Head.Reset();
-        _inRequestLine = true;
-        _headerBytes = 0;
         Wait(Waiting.NextRequest, _options.KeepAliveTimeout);
     }
 
@@ -196,50 +192,14 @@ internal sealed class ProxyConnection
         var reader = new SequenceReader<byte>(buffer);
         try
         {
-            if (_inRequestLine)
+            if (Head.Parse(ref reader))
             {
-                // RFC 9112 §2.2: at least one empty line before a request-line SHOULD be ignored.
-                while (reader.IsNext("\r\n"u8, advancePast: true))
-                {
-                }
-                if (reader.Remaining > 0 && _waiting == Waiting.NextRequest)
-                {
-                    Wait(Waiting.RequestHead, _options.RequestHeadersTimeout);
-                }
-                var lineStart = reader.Consumed;
-                if (KestrelParser.ParseRequestLine(Head, ref reader))
-                {
-                    if (reader.Consumed - lineStart > _options.MaxRequestLineSize)
-                    {
-                        ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
-                    }
-                    // RFC 9112 §3: a request line with extra whitespace SHOULD be answered with 400.
-                    if (reader.Consumed - lineStart != Head.RequestLineLength)
-                    {
-                        ProxyThrow.BadRequest("Extra whitespace in the request line.");
-                    }
-                    _inRequestLine = false;
-                }
-                else if (reader.Remaining > _options.MaxRequestLineSize)
-                {
-                    ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
-                }
+                _input.AdvanceTo(reader.Position);
+                return HeadStatus.Complete;
             }
-            if (!_inRequestLine)
+            if (Head.Started && _waiting == Waiting.NextRequest)
             {
-                var before = reader.Consumed;
-                var complete = KestrelParser.ParseHeaders(Head, ref reader);
-                _headerBytes += reader.Consumed - before;
-                if (_headerBytes > _options.MaxRequestHeadersTotalSize ||
-                    (!complete && _headerBytes + reader.Remaining > _options.MaxRequestHeadersTotalSize))
-                {
-                    ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Request header fields too large.");
-                }
-                if (complete)
-                {
-                    _input.AdvanceTo(reader.Position);
-                    return HeadStatus.Complete;
-                }
+                Wait(Waiting.RequestHead, _options.RequestHeadersTimeout);
             }
         }
         catch (Exception e) when (e is KestrelBadRequest or ProxyException)

@@ -27,6 +27,8 @@ internal sealed class RequestHead
     private byte[] _buffer = [];
     private HeaderEntry[] _headers = [];
     private int _length;
+    private bool _inRequestLine = true;
+    private long _headerBytes;
 
     public RequestHead(ProxyOptions options)
     {
@@ -73,10 +75,65 @@ internal sealed class RequestHead
     public ReadOnlySpan<byte> Name(int index) => _buffer.AsSpan(_headers[index].NameStart, _headers[index].NameLength);
     public ReadOnlySpan<byte> Value(int index) => _buffer.AsSpan(_headers[index].ValueStart, _headers[index].ValueLength);
 
+    /// <summary>Bytes of a request line have arrived (past the empty lines RFC 9112 §2.2 lets a client send first).</summary>
+    public bool Started { get; private set; }
+
+    /// <summary>
+    /// Parses what <paramref name="reader"/> holds of the head, continuing across reads until it returns true (the reader
+    /// then stands right after the head); the caller keeps the unread rest for the next call. A rejection throws
+    /// <see cref="ProxyException"/> (or Kestrel's BadHttpRequestException from its line splitter).
+    /// </summary>
+    public bool Parse(ref SequenceReader<byte> reader)
+    {
+        if (_inRequestLine)
+        {
+            // RFC 9112 §2.2: at least one empty line before a request-line SHOULD be ignored.
+            while (reader.IsNext("\r\n"u8, advancePast: true))
+            {
+            }
+            Started |= reader.Remaining > 0;
+            var lineStart = reader.Consumed;
+            if (KestrelParser.ParseRequestLine(this, ref reader))
+            {
+                // RFC 9112 §3: the limit is the proxy's (414); Kestrel's own limits are bypassed by a connection handler.
+                if (reader.Consumed - lineStart > _options.MaxRequestLineSize)
+                {
+                    ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
+                }
+                // RFC 9112 §3: a request line with extra whitespace SHOULD be answered with 400.
+                if (reader.Consumed - lineStart != RequestLineLength)
+                {
+                    ProxyThrow.BadRequest("Extra whitespace in the request line.");
+                }
+                _inRequestLine = false;
+            }
+            else if (reader.Remaining > _options.MaxRequestLineSize)
+            {
+                ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
+            }
+        }
+        if (_inRequestLine)
+        {
+            return false;
+        }
+        var before = reader.Consumed;
+        var complete = KestrelParser.ParseHeaders(this, ref reader);
+        _headerBytes += reader.Consumed - before;
+        if (_headerBytes > _options.MaxRequestHeadersTotalSize ||
+            (!complete && _headerBytes + reader.Remaining > _options.MaxRequestHeadersTotalSize))
+        {
+            ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Request header fields too large.");
+        }
+        return complete;
+    }
+
     /// <summary>Forgets the last request and gives the buffers back to the pool (spans handed out are invalid after this).</summary>
     public void Reset()
     {
         ReleaseBuffers();
+        _inRequestLine = true;
+        Started = false;
+        _headerBytes = 0;
         _length = 0;
         _methodLength = _targetStart = _targetLength = _authorityLength = 0;
         _authorityStart = _hostIndex = -1;

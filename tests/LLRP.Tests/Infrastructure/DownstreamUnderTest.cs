@@ -2,7 +2,7 @@ using Microsoft.AspNetCore.Builder;
 
 namespace LLRP.Tests.Infrastructure;
 
-/// <summary>src/Downstream, the benchmark and test origin, running in-process on an ephemeral port.</summary>
+/// <summary>src/Downstream, the benchmark and test downstream, running in-process on an ephemeral port.</summary>
 public sealed class DownstreamUnderTest : IAsyncDisposable
 {
     private readonly WebApplication _app;
@@ -17,9 +17,9 @@ public sealed class DownstreamUnderTest : IAsyncDisposable
 
     public static async Task<DownstreamUnderTest> StartAsync(params string[] options)
     {
-        var app = global::Downstream.OriginHost.Build(["--urls", "http://127.0.0.1:0", .. options]);
+        var app = global::Downstream.DownstreamHost.Build(["--urls", "http://127.0.0.1:0", .. options]);
         await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
-        return new DownstreamUnderTest(app, new Uri(global::Downstream.OriginHost.Addresses(app).First()));
+        return new DownstreamUnderTest(app, new Uri(global::Downstream.DownstreamHost.Addresses(app).First()));
     }
 
     public Task<RawClient> ConnectAsync() => RawClient.ConnectAsync(Url);

@@ -4,7 +4,7 @@ using System.Text;
 namespace LLRP.Tests.Infrastructure;
 
 /// <summary>
-/// What the origin must receive for an accepted request, derived from the client's bytes by the contract:
+/// What the downstream must receive for an accepted request, derived from the client's bytes by the contract:
 /// request line `METHOD origin-form HTTP/1.1`; one Host; the client's end-to-end fields (hop-by-hop, Connection-named,
 /// Expect and framing fields removed); Via and X-Forwarded-For appended; the de-framed body.
 /// </summary>
@@ -79,7 +79,7 @@ public sealed class ExpectedForward
             }
         }
 
-        // RFC 9112 §3.2.2: absolute-form → origin-form upstream, Host from the target's authority.
+        // RFC 9112 §3.2.2: absolute-form → origin-form downstream, Host from the target's authority.
         if (expected.Target.StartsWith("http://", StringComparison.OrdinalIgnoreCase))
         {
             var afterScheme = expected.Target[7..];

@@ -4,30 +4,30 @@ using System.Net.Sockets;
 namespace LLRP.Tests.Infrastructure;
 
 /// <summary>
-/// One running proxy in front of its own recording origin: an LLRP variant (one option set) in-process, or a
+/// One running proxy in front of its own recording downstream: an LLRP variant (one option set) in-process, or a
 /// full-stack baseline as its own process (<see cref="BaselineProcess"/>).
 /// </summary>
 public sealed class ProxyUnderTest : IAsyncDisposable
 {
     private readonly Func<ValueTask> _stop;
 
-    private ProxyUnderTest(Variant variant, RecordingOrigin origin, Func<ValueTask> stop, Uri url)
+    private ProxyUnderTest(Variant variant, RecordingDownstream downstream, Func<ValueTask> stop, Uri url)
     {
         Variant = variant;
-        Origin = origin;
+        Downstream = downstream;
         _stop = stop;
         Url = url;
     }
 
     public Variant Variant { get; }
-    public RecordingOrigin Origin { get; }
+    public RecordingDownstream Downstream { get; }
     public Uri Url { get; }
 
     public static async Task<ProxyUnderTest> StartAsync(Variant variant, IReadOnlyList<string> options, bool unreachableDownstream)
     {
-        var origin = new RecordingOrigin();
-        origin.Start();
-        var downstreamPort = origin.Port;
+        var downstream = new RecordingDownstream();
+        downstream.Start();
+        var downstreamPort = downstream.Port;
         if (unreachableDownstream)
         {
             // A port that was free a moment ago and has no listener now: connecting is refused.
@@ -45,7 +45,7 @@ public sealed class ProxyUnderTest : IAsyncDisposable
         var app = LLRP.Hosting.ProxyHost.Build(args);
         await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
         var url = new Uri(LLRP.Hosting.ProxyHost.Addresses(app).First());
-        return new ProxyUnderTest(variant, origin, async () =>
+        return new ProxyUnderTest(variant, downstream, async () =>
         {
             try
             {
@@ -58,19 +58,19 @@ public sealed class ProxyUnderTest : IAsyncDisposable
         }, url);
     }
 
-    /// <summary>A full-stack baseline (src/Baselines) as its own process, in front of a new recording origin.</summary>
+    /// <summary>A full-stack baseline (src/Baselines) as its own process, in front of a new recording downstream.</summary>
     public static async Task<ProxyUnderTest> StartBaselineAsync(Baseline baseline)
     {
-        var origin = new RecordingOrigin();
-        origin.Start();
+        var downstream = new RecordingDownstream();
+        downstream.Start();
         try
         {
-            var process = await BaselineProcess.StartAsync(baseline, $"http://127.0.0.1:{origin.Port}");
-            return new ProxyUnderTest(baseline.AsVariant, origin, process.DisposeAsync, process.Url);
+            var process = await BaselineProcess.StartAsync(baseline, $"http://127.0.0.1:{downstream.Port}");
+            return new ProxyUnderTest(baseline.AsVariant, downstream, process.DisposeAsync, process.Url);
         }
         catch
         {
-            await origin.DisposeAsync();
+            await downstream.DisposeAsync();
             throw;
         }
     }
@@ -78,8 +78,8 @@ public sealed class ProxyUnderTest : IAsyncDisposable
     public Task<RawClient> ConnectAsync() => RawClient.ConnectAsync(Url);
 
     /// <summary>
-    /// A fresh connection carrying GET /__canary: once the origin has recorded it, whatever the proxy did with
-    /// earlier requests has reached the origin (or never will).
+    /// A fresh connection carrying GET /__canary: once the downstream has recorded it, whatever the proxy did with
+    /// earlier requests has reached the downstream (or never will).
     /// </summary>
     public async Task CanaryAsync()
     {
@@ -87,7 +87,7 @@ public sealed class ProxyUnderTest : IAsyncDisposable
         await client.SendAsync($"GET {Wire.CanaryPath} HTTP/1.1\r\nHost: canary.example\r\n\r\n");
         var response = await client.ReadResponseAsync();
         Assert.True(response?.Status == 200, $"canary request through the proxy failed: {response?.ToString() ?? "connection closed"}; {Origin.Describe()}");
-        Assert.True(await Origin.WaitUntilAsync(o => o.Requests.Any(r => r.Target == Wire.CanaryPath)), "the origin never saw the canary");
+        Assert.True(await Origin.WaitUntilAsync(o => o.Requests.Any(r => r.Target == Wire.CanaryPath)), "the downstream never saw the canary");
     }
 
     public async ValueTask DisposeAsync()
@@ -104,7 +104,7 @@ public sealed class ProxyUnderTest : IAsyncDisposable
 }
 
 /// <summary>
-/// Class fixture: one proxy + origin per variant, started on first use and shared by the tests of a class
+/// Class fixture: one proxy + downstream per variant, started on first use and shared by the tests of a class
 /// (xunit runs them one at a time), reset before each test.
 /// </summary>
 public abstract class ProxyFarm : IAsyncLifetime
@@ -132,7 +132,7 @@ public abstract class ProxyFarm : IAsyncLifetime
             }
         }
         var proxy = await task;
-        proxy.Origin.Reset();
+        proxy.Downstream.Reset();
         return proxy;
     }
 

@@ -7,7 +7,7 @@ public enum Framing
     Chunked,
 }
 
-/// <summary>One request as the origin received it from the proxy.</summary>
+/// <summary>One request as the downstream received it from the proxy.</summary>
 public sealed class RecordedRequest
 {
     public required int ConnectionId { get; init; }
@@ -42,5 +42,5 @@ public sealed class RecordedRequest
         (Violations.Count > 0 ? " VIOLATIONS: " + string.Join("; ", Violations) : "");
 }
 
-/// <summary>A request the origin started to receive but whose connection ended before it was complete.</summary>
+/// <summary>A request the downstream started to receive but whose connection ended before it was complete.</summary>
 public sealed record PartialRequest(int ConnectionId, string Head, int BodyBytes, string Reason);

@@ -1,6 +1,6 @@
 namespace LLRP.Tests.Infrastructure;
 
-/// <summary>The three assertions every case makes: the client's status, whether its connection closed, what the origin got.</summary>
+/// <summary>The three assertions every case makes: the client's status, whether its connection closed, what the downstream got.</summary>
 public static class Verdict
 {
     public static readonly int[] BadRequest = [400];
@@ -12,8 +12,8 @@ public static class Verdict
     /// <summary>
     /// Sends <paramref name="raw"/> on a new connection and asserts: a response with one of <paramref name="statuses"/>,
     /// the connection closed after it (when <paramref name="expectClose"/>), and nothing forwarded. With
-    /// <paramref name="bodyError"/> the proxy may already have streamed the head upstream, but must then abort that
-    /// upstream request: a partial request is allowed, a complete one is not.
+    /// <paramref name="bodyError"/> the proxy may already have streamed the head downstream, but must then abort that
+    /// downstream request: a partial request is allowed, a complete one is not.
     /// </summary>
     public static async Task RejectedAsync(ProxyUnderTest proxy, string raw, int[] statuses, bool bodyError = false,
         bool expectClose = true, string method = "GET")
@@ -26,12 +26,12 @@ public static class Verdict
             if (response is null)
             {
                 await proxy.CanaryAsync();
-                Assert.Fail($"{request}: expected {Statuses(statuses)}, but the proxy closed the connection without a response; {proxy.Origin.Describe()}");
+                Assert.Fail($"{request}: expected {Statuses(statuses)}, but the proxy closed the connection without a response; {proxy.Downstream.Describe()}");
             }
             if (!statuses.Contains(response.Status))
             {
                 await proxy.CanaryAsync();
-                Assert.Fail($"{request}: expected {Statuses(statuses)}, got {response}; {proxy.Origin.Describe()}");
+                Assert.Fail($"{request}: expected {Statuses(statuses)}, got {response}; {proxy.Downstream.Describe()}");
             }
             if (expectClose)
             {
@@ -43,26 +43,26 @@ public static class Verdict
         await NothingForwardedAsync(proxy, bodyError, request);
     }
 
-    /// <summary>Asserts (after a canary) that no complete request reached the origin.</summary>
+    /// <summary>Asserts (after a canary) that no complete request reached the downstream.</summary>
     public static async Task NothingForwardedAsync(ProxyUnderTest proxy, bool partialAllowed, string what)
     {
         await proxy.CanaryAsync();
-        var forwarded = proxy.Origin.Forwarded;
-        Assert.True(forwarded.Count == 0, $"{what}: nothing may be forwarded, but {proxy.Origin.Describe()}");
+        var forwarded = proxy.Downstream.Forwarded;
+        Assert.True(forwarded.Count == 0, $"{what}: nothing may be forwarded, but {proxy.Downstream.Describe()}");
         if (partialAllowed)
         {
-            var aborted = await proxy.Origin.WaitUntilAsync(o => o.InFlight.Count == 0);
-            Assert.True(aborted, $"{what}: the proxy started the request upstream and never aborted it; {proxy.Origin.Describe()}");
+            var aborted = await proxy.Downstream.WaitUntilAsync(o => o.InFlight.Count == 0);
+            Assert.True(aborted, $"{what}: the proxy started the request downstream and never aborted it; {proxy.Downstream.Describe()}");
         }
         else
         {
-            Assert.True(proxy.Origin.Partials.Count == 0 && proxy.Origin.InFlight.Count == 0,
-                $"{what}: nothing may be forwarded, but the origin received part of a request; {proxy.Origin.Describe()}");
+            Assert.True(proxy.Downstream.Partials.Count == 0 && proxy.Downstream.InFlight.Count == 0,
+                $"{what}: nothing may be forwarded, but the downstream received part of a request; {proxy.Downstream.Describe()}");
         }
     }
 
     /// <summary>
-    /// Sends <paramref name="raw"/> on a new connection and asserts a 200 from the (default) origin, the forwarded
+    /// Sends <paramref name="raw"/> on a new connection and asserts a 200 from the (default) downstream, the forwarded
     /// request equal to <paramref name="expected"/> (by default: the contract's model of <paramref name="raw"/>), and
     /// the client connection still usable afterwards when <paramref name="keepAlive"/>.
     /// </summary>
@@ -74,11 +74,11 @@ public static class Verdict
         await client.SendAsync(raw);
         var response = await client.ReadResponseAsync(method);
         var request = $"request '{Wire.Show(raw, 300)}'";
-        Assert.True(response is not null, $"{request}: expected it forwarded, but the proxy closed without a response; {proxy.Origin.Describe()}");
+        Assert.True(response is not null, $"{request}: expected it forwarded, but the proxy closed without a response; {proxy.Downstream.Describe()}");
         Assert.True(response.Status == 200 && (method == "HEAD" || response.BodyText == "ok"),
-            $"{request}: expected it forwarded (200 'ok' from the origin), got {response}; {proxy.Origin.Describe()}");
-        var forwarded = await proxy.Origin.WaitForForwardedAsync(1);
-        Assert.True(forwarded.Count == 1, $"{request}: expected exactly one forwarded request; {proxy.Origin.Describe()}");
+            $"{request}: expected it forwarded (200 'ok' from the downstream), got {response}; {proxy.Downstream.Describe()}");
+        var forwarded = await proxy.Downstream.WaitForForwardedAsync(1);
+        Assert.True(forwarded.Count == 1, $"{request}: expected exactly one forwarded request; {proxy.Downstream.Describe()}");
         expected.AssertMatches(forwarded[0], proxy.Variant);
         if (keepAlive)
         {

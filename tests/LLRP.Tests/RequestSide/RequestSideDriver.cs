@@ -89,56 +89,17 @@ public static class RequestSideDriver
         return head;
     }
 
-    /// <summary>
-    /// The head step of the connection loop (ProxyConnection.ParseHead without its timers): leading empty lines skipped,
-    /// request-line length and whitespace checked, header section bounded, every field handed to <see cref="RequestHead"/>.
-    /// </summary>
+    /// <summary>The head step of the connection loop without its timers: <see cref="RequestHead.Parse"/> over every read.</summary>
     private static async Task<bool> ReadHeadAsync(SplitPipe input, RequestHead head)
     {
-        var inRequestLine = true;
-        long headerBytes = 0;
         while (true)
         {
             var result = await input.ReadAsync();
             var reader = new SequenceReader<byte>(result.Buffer);
-            if (inRequestLine)
+            if (head.Parse(ref reader))
             {
-                while (reader.IsNext("\r\n"u8, advancePast: true))
-                {
-                }
-                var lineStart = reader.Consumed;
-                if (KestrelParser.ParseRequestLine(head, ref reader))
-                {
-                    if (reader.Consumed - lineStart > Options.MaxRequestLineSize)
-                    {
-                        ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
-                    }
-                    if (reader.Consumed - lineStart != head.RequestLineLength)
-                    {
-                        ProxyThrow.BadRequest("Extra whitespace in the request line.");
-                    }
-                    inRequestLine = false;
-                }
-                else if (reader.Remaining > Options.MaxRequestLineSize)
-                {
-                    ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
-                }
-            }
-            if (!inRequestLine)
-            {
-                var before = reader.Consumed;
-                var complete = KestrelParser.ParseHeaders(head, ref reader);
-                headerBytes += reader.Consumed - before;
-                if (headerBytes > Options.MaxRequestHeadersTotalSize ||
-                    (!complete && headerBytes + reader.Remaining > Options.MaxRequestHeadersTotalSize))
-                {
-                    ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Request header fields too large.");
-                }
-                if (complete)
-                {
-                    input.AdvanceTo(reader.Position);
-                    return true;
-                }
+                input.AdvanceTo(reader.Position);
+                return true;
             }
             if (result.IsCompleted)
             {

@@ -4,7 +4,7 @@ namespace LLRP.Tests.RequestSide;
 
 /// <summary>
 /// The conformance corpus through the request side in memory (no sockets): every head and body of the desync-guardian
-/// cases and of the checklist rows on field syntax and chunked bodies, cut at every byte boundary (and one byte at a
+/// cases and of the test rows on field syntax and chunked bodies, cut at every byte boundary (and one byte at a
 /// time), must get the verdict the whole-proxy tests expect, and every split the same verdict as the unsplit input.
 /// </summary>
 public sealed class RequestSplitTests

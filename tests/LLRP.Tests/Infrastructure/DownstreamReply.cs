@@ -1,7 +1,7 @@
 namespace LLRP.Tests.Infrastructure;
 
-/// <summary>What the recording origin does after it has read a request.</summary>
-public sealed record OriginReply
+/// <summary>What the recording downstream does after it has read a request.</summary>
+public sealed record DownstreamReply
 {
     public byte[] Bytes { get; init; } = [];
 
@@ -14,13 +14,13 @@ public sealed record OriginReply
     /// <summary>Write the response one byte per send, to exercise the proxy's parser across reads.</summary>
     public bool ByteByByte { get; init; }
 
-    public static OriginReply Ok(string body = "ok", string extraHeaders = "") =>
+    public static DownstreamReply Ok(string body = "ok", string extraHeaders = "") =>
         Raw($"HTTP/1.1 200 OK\r\n{extraHeaders}Content-Length: {Wire.Bytes(body).Length}\r\n\r\n{body}");
 
-    public static OriginReply Raw(string response, bool closeAfter = false) =>
+    public static DownstreamReply Raw(string response, bool closeAfter = false) =>
         new() { Bytes = Wire.Bytes(response), CloseAfter = closeAfter };
 
-    public static readonly OriginReply CloseWithoutResponse = new() { CloseAfter = true };
+    public static readonly DownstreamReply CloseWithoutResponse = new() { CloseAfter = true };
 
-    public static readonly OriginReply Never = new() { Hold = true };
+    public static readonly DownstreamReply Never = new() { Hold = true };
 }

@@ -10,10 +10,10 @@ using Microsoft.Extensions.Primitives;
 namespace Downstream;
 
 /// <summary>
-/// Every endpoint of the origin. Any path not listed answers like "/", as aspnet/Benchmarks' catch-all does, so a
+/// Every endpoint of Downstream. Any path not listed answers like "/", as aspnet/Benchmarks' catch-all does, so a
 /// proxy can be driven with arbitrary paths. Every response names the replica that sent it (X-Downstream).
 /// </summary>
-internal sealed class OriginHandler(string name)
+internal sealed class DownstreamHandler(string name)
 {
     private const string TextPlain = "text/plain";
 

@@ -8,10 +8,10 @@ using LLRP.Tests.Infrastructure;
 namespace LLRP.Tests;
 
 /// <summary>
-/// src/Downstream as the origin the proxy is tested against: /echo of any size in both framings while it streams,
+/// src/Downstream as the downstream the proxy is tested against: /echo of any size in both framings while it streams,
 /// /reflect, /early, /health and the X-Downstream replica name. Orderings are asserted, never durations.
 /// </summary>
-public sealed class DownstreamOriginTests(NamedDownstream fixture) : IClassFixture<NamedDownstream>
+public sealed class DownstreamEndpointTests(NamedDownstream fixture) : IClassFixture<NamedDownstream>
 {
     private const int Piece = 64 * 1024;
 
@@ -36,7 +36,7 @@ public sealed class DownstreamOriginTests(NamedDownstream fixture) : IClassFixtu
         var framing = chunked ? "Transfer-Encoding: chunked" : $"Content-Length: {body.Length}";
         var sending = Task.Run(async () =>
         {
-            await client.SendAsync($"POST /echo HTTP/1.1\r\nHost: origin.example\r\n{framing}\r\n\r\n");
+            await client.SendAsync($"POST /echo HTTP/1.1\r\nHost: downstream.example\r\n{framing}\r\n\r\n");
             for (var offset = 0; offset < body.Length; offset += Piece)
             {
                 var piece = body.AsSpan(offset, Math.Min(Piece, body.Length - offset)).ToArray();
@@ -51,7 +51,7 @@ public sealed class DownstreamOriginTests(NamedDownstream fixture) : IClassFixtu
         var response = await client.ReadResponseAsync("POST", s_largeCap);
         await sending;
 
-        Assert.False(client.SendFailed, "the origin closed before the whole body was sent");
+        Assert.False(client.SendFailed, "the downstream closed before the whole body was sent");
         Assert.NotNull(response);
         Assert.Equal(200, response.Status);
         Assert.True(response.Complete, $"the echo ended early: {response}");
@@ -69,7 +69,7 @@ public sealed class DownstreamOriginTests(NamedDownstream fixture) : IClassFixtu
         await using var stream = new NetworkStream(socket, ownsSocket: false);
         var reader = new ByteReader(stream);
 
-        await stream.WriteAsync(Wire.Bytes($"POST /echo HTTP/1.1\r\nHost: origin.example\r\nContent-Length: {body.Length}\r\n\r\n"), Wire.Deadline());
+        await stream.WriteAsync(Wire.Bytes($"POST /echo HTTP/1.1\r\nHost: downstream.example\r\nContent-Length: {body.Length}\r\n\r\n"), Wire.Deadline());
         await stream.WriteAsync(body.AsMemory(0, Piece), Wire.Deadline());
 
         // Only the first half has been sent: an echo that waited for the whole body would never get past here.
@@ -88,7 +88,7 @@ public sealed class DownstreamOriginTests(NamedDownstream fixture) : IClassFixtu
     public async Task Reflect_returns_the_request_line_fields_trailers_and_body_as_json()
     {
         await using var client = await Origin.ConnectAsync();
-        await client.SendAsync("POST /reflect?q=1&r=%20 HTTP/1.1\r\nHost: origin.example\r\nX-Twice: a\r\nX-Twice: b\r\n" +
+        await client.SendAsync("POST /reflect?q=1&r=%20 HTTP/1.1\r\nHost: downstream.example\r\nX-Twice: a\r\nX-Twice: b\r\n" +
             "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\nX-Check: done\r\n\r\n");
         var response = await client.ReadResponseAsync("POST");
 
@@ -101,7 +101,7 @@ public sealed class DownstreamOriginTests(NamedDownstream fixture) : IClassFixtu
         Assert.Equal("/reflect?q=1&r=%20", root.GetProperty("target").GetString());
         Assert.Equal("HTTP/1.1", root.GetProperty("protocol").GetString());
         var headers = Fields(root.GetProperty("headers"));
-        Assert.Contains(("Host", "origin.example"), headers);
+        Assert.Contains(("Host", "downstream.example"), headers);
         Assert.Contains(("Transfer-Encoding", "chunked"), headers);
         Assert.Equal(["a", "b"], headers.Where(h => h.Name == "X-Twice").Select(h => h.Value));
         Assert.Equal([("X-Check", "done")], Fields(root.GetProperty("trailers")));
@@ -114,9 +114,9 @@ public sealed class DownstreamOriginTests(NamedDownstream fixture) : IClassFixtu
     [Fact]
     public async Task Reflect_keeps_the_first_MiB_of_a_larger_body_and_counts_and_hashes_all_of_it()
     {
-        var body = RandomBody(global::Downstream.OriginHandler.ReflectedBodyLimit + 1000, seed: 4);
+        var body = RandomBody(global::Downstream.DownstreamHandler.ReflectedBodyLimit + 1000, seed: 4);
         await using var client = await Origin.ConnectAsync();
-        await client.SendAsync($"PUT /reflect HTTP/1.1\r\nHost: origin.example\r\nContent-Length: {body.Length}\r\n\r\n");
+        await client.SendAsync($"PUT /reflect HTTP/1.1\r\nHost: downstream.example\r\nContent-Length: {body.Length}\r\n\r\n");
         await client.SendAsync(body);
         var response = await client.ReadResponseAsync("PUT", s_largeCap);
 
@@ -127,7 +127,7 @@ public sealed class DownstreamOriginTests(NamedDownstream fixture) : IClassFixtu
         Assert.Equal(body.Length, root.GetProperty("bodyLength").GetInt64());
         Assert.Equal(Convert.ToHexStringLower(SHA256.HashData(body)), root.GetProperty("bodySha256").GetString());
         Assert.True(root.GetProperty("bodyTruncated").GetBoolean());
-        Assert.Equal(body.AsSpan(0, global::Downstream.OriginHandler.ReflectedBodyLimit).ToArray(), root.GetProperty("body").GetBytesFromBase64());
+        Assert.Equal(body.AsSpan(0, global::Downstream.DownstreamHandler.ReflectedBodyLimit).ToArray(), root.GetProperty("body").GetBytesFromBase64());
     }
 
     [Theory]
@@ -136,8 +136,8 @@ public sealed class DownstreamOriginTests(NamedDownstream fixture) : IClassFixtu
     public async Task Early_answers_before_the_body_is_sent(string path, int status)
     {
         await using var client = await Origin.ConnectAsync();
-        // 10 MiB announced, 64 KiB sent: the answer can only come from an origin that did not wait for the body.
-        await client.SendAsync($"POST {path} HTTP/1.1\r\nHost: origin.example\r\nContent-Length: {10 * 1024 * 1024}\r\n\r\n");
+        // 10 MiB announced, 64 KiB sent: the answer can only come from an downstream that did not wait for the body.
+        await client.SendAsync($"POST {path} HTTP/1.1\r\nHost: downstream.example\r\nContent-Length: {10 * 1024 * 1024}\r\n\r\n");
         await client.SendAsync(RandomBody(Piece, seed: 5));
 
         var response = await client.ReadResponseAsync("POST");
@@ -152,7 +152,7 @@ public sealed class DownstreamOriginTests(NamedDownstream fixture) : IClassFixtu
     public async Task Early_refuses_a_code_that_is_no_final_status()
     {
         await using var client = await Origin.ConnectAsync();
-        await client.SendAsync("POST /early/100 HTTP/1.1\r\nHost: origin.example\r\nContent-Length: 0\r\n\r\n");
+        await client.SendAsync("POST /early/100 HTTP/1.1\r\nHost: downstream.example\r\nContent-Length: 0\r\n\r\n");
 
         var response = await client.ReadResponseAsync("POST");
 
@@ -173,7 +173,7 @@ public sealed class DownstreamOriginTests(NamedDownstream fixture) : IClassFixtu
     public async Task Every_response_names_the_replica(string method, string path)
     {
         await using var client = await Origin.ConnectAsync();
-        await client.SendAsync($"{method} {path} HTTP/1.1\r\nHost: origin.example\r\nContent-Length: 0\r\n\r\n");
+        await client.SendAsync($"{method} {path} HTTP/1.1\r\nHost: downstream.example\r\nContent-Length: 0\r\n\r\n");
 
         var response = await client.ReadResponseAsync(method);
 
@@ -186,7 +186,7 @@ public sealed class DownstreamOriginTests(NamedDownstream fixture) : IClassFixtu
     {
         await using var unnamed = await DownstreamUnderTest.StartAsync();
         await using var client = await unnamed.ConnectAsync();
-        await client.SendAsync("GET / HTTP/1.1\r\nHost: origin.example\r\n\r\n");
+        await client.SendAsync("GET / HTTP/1.1\r\nHost: downstream.example\r\n\r\n");
 
         var response = await client.ReadResponseAsync();
 
@@ -199,7 +199,7 @@ public sealed class DownstreamOriginTests(NamedDownstream fixture) : IClassFixtu
     [InlineData("a-name-longer-than-sixty-four-characters-is-refused-as-a-header-value")]
     public void A_name_that_is_no_header_value_is_refused(string name)
     {
-        var e = Assert.Throws<global::Downstream.OriginOptionsException>(() => global::Downstream.OriginHost.Build(["--name", name]));
+        var e = Assert.Throws<global::Downstream.DownstreamOptionsException>(() => global::Downstream.DownstreamHost.Build(["--name", name]));
 
         Assert.Equal($"--name '{name}' is not 1 to 64 visible ASCII characters without spaces.", e.Message);
     }
@@ -226,7 +226,7 @@ public sealed class DownstreamOriginTests(NamedDownstream fixture) : IClassFixtu
     private async Task<(int Status, string Body)> SendAsync(string method, string path)
     {
         await using var client = await Origin.ConnectAsync();
-        await client.SendAsync($"{method} {path} HTTP/1.1\r\nHost: origin.example\r\nContent-Length: 0\r\n\r\n");
+        await client.SendAsync($"{method} {path} HTTP/1.1\r\nHost: downstream.example\r\nContent-Length: 0\r\n\r\n");
         var response = await client.ReadResponseAsync(method);
         Assert.NotNull(response);
         return (response.Status, response.BodyText);

@@ -4,10 +4,10 @@ using Microsoft.AspNetCore.Hosting.Server.Features;
 
 namespace Downstream;
 
-/// <summary>Builds the origin: Kestrel with one terminal handler, options --urls and --name.</summary>
-internal static class OriginHost
+/// <summary>Builds Downstream: Kestrel with one terminal handler, options --urls and --name.</summary>
+internal static class DownstreamHost
 {
-    // The port run-local.sh and crank/smoke.sh expect of the origin.
+    // The port run-local.sh and crank/smoke.sh expect of Downstream.
     public const string DefaultUrls = "http://127.0.0.1:8081";
 
     // Header field values must be visible ASCII (RFC 9110 §5.5); 64 characters name any replica.
@@ -31,17 +31,17 @@ internal static class OriginHost
 
         // The load generator keeps every connection busy, so skip the zero-byte read that saves memory on idle connections.
         builder.WebHost.UseSockets(o => o.WaitForDataBeforeAllocatingBuffer = false);
-        // A proxy under test must not be credited (or charged) for bytes the origin chose not to send.
+        // A proxy under test must not be credited (or charged) for bytes Downstream chose not to send.
         builder.WebHost.ConfigureKestrel(k => k.AddServerHeader = false);
 
         var app = builder.Build();
-        // One terminal handler instead of endpoint routing: the origin is the ceiling every proxy is
+        // One terminal handler instead of endpoint routing: Downstream is the ceiling every proxy is
         // measured against, so it should spend as little as possible per request.
-        app.Run(new OriginHandler(name).HandleAsync);
+        app.Run(new DownstreamHandler(name).HandleAsync);
         return app;
     }
 
-    /// <summary>The addresses the origin listens on once started (port 0 resolved to the real port).</summary>
+    /// <summary>The addresses Downstream listens on once started (port 0 resolved to the real port).</summary>
     public static IReadOnlyCollection<string> Addresses(WebApplication app) =>
         app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.ToArray();
 
@@ -51,11 +51,11 @@ internal static class OriginHost
         var name = string.IsNullOrEmpty(value) ? Dns.GetHostName() : value;
         if (name.Length is 0 or > MaxNameLength || name.Any(c => c is <= ' ' or > '~'))
         {
-            throw new OriginOptionsException($"--name '{value}' is not 1 to {MaxNameLength} visible ASCII characters without spaces.");
+            throw new DownstreamOptionsException($"--name '{value}' is not 1 to {MaxNameLength} visible ASCII characters without spaces.");
         }
         return name;
     }
 }
 
 /// <summary>A bad option: the message names it and what it accepts.</summary>
-internal sealed class OriginOptionsException(string message) : Exception(message);
+internal sealed class DownstreamOptionsException(string message) : Exception(message);

@@ -5,10 +5,10 @@ using System.Net.Sockets;
 namespace LLRP.Tests.Infrastructure;
 
 /// <summary>
-/// A raw TCP origin on 127.0.0.1 that parses what the proxy forwards with strict canonical framing (CRLF only,
+/// A raw TCP downstream on 127.0.0.1 that parses what the proxy forwards with strict canonical framing (CRLF only,
 /// exactly one of Content-Length / chunked / none), records it, and answers with a scripted reply.
 /// </summary>
-public sealed class RecordingOrigin : IAsyncDisposable
+public sealed class RecordingDownstream : IAsyncDisposable
 {
     private const string Tchars = "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -19,7 +19,7 @@ public sealed class RecordingOrigin : IAsyncDisposable
     private readonly List<PartialRequest> _partials = [];
     private readonly Dictionary<int, string> _midRequest = [];
     private readonly List<Socket> _sockets = [];
-    private Func<RecordedRequest, OriginReply>? _responder;
+    private Func<RecordedRequest, DownstreamReply>? _responder;
     private TaskCompletionSource _release = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private int _epoch;
     private int _connections;
@@ -27,7 +27,7 @@ public sealed class RecordingOrigin : IAsyncDisposable
 
     public int Port { get; private set; }
 
-    /// <summary>Connections accepted since the origin started.</summary>
+    /// <summary>Connections accepted since the downstream started.</summary>
     public int AcceptedConnections => Volatile.Read(ref _connections);
 
     public void Start()
@@ -38,7 +38,7 @@ public sealed class RecordingOrigin : IAsyncDisposable
     }
 
     /// <summary>The reply for every request that is not a probe; null restores the default (200, "ok").</summary>
-    public Func<RecordedRequest, OriginReply>? Responder
+    public Func<RecordedRequest, DownstreamReply>? Responder
     {
         set
         {
@@ -117,7 +117,7 @@ public sealed class RecordingOrigin : IAsyncDisposable
         }
     }
 
-    public async Task<bool> WaitUntilAsync(Func<RecordingOrigin, bool> condition, TimeSpan? cap = null)
+    public async Task<bool> WaitUntilAsync(Func<RecordingDownstream, bool> condition, TimeSpan? cap = null)
     {
         var deadline = DateTime.UtcNow + (cap ?? Wire.Cap);
         while (!condition(this))
@@ -135,7 +135,7 @@ public sealed class RecordingOrigin : IAsyncDisposable
     {
         lock (_lock)
         {
-            return $"origin recorded {_requests.Count} request(s): [{string.Join(" | ", _requests)}]; " +
+            return $"downstream recorded {_requests.Count} request(s): [{string.Join(" | ", _requests)}]; " +
                 $"partial: [{string.Join(" | ", _partials)}]; in flight: [{string.Join(" | ", _midRequest.Values)}]";
         }
     }
@@ -262,7 +262,7 @@ public sealed class RecordingOrigin : IAsyncDisposable
             return false;
         }
 
-        Func<RecordedRequest, OriginReply>? responder;
+        Func<RecordedRequest, DownstreamReply>? responder;
         Task release;
         lock (_lock)
         {
@@ -279,7 +279,7 @@ public sealed class RecordingOrigin : IAsyncDisposable
             return false;
         }
 
-        var reply = request.IsProbe || responder is null ? OriginReply.Ok() : responder(request);
+        var reply = request.IsProbe || responder is null ? DownstreamReply.Ok() : responder(request);
         if (reply.Hold)
         {
             await release.WaitAsync(ct);
