@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Runtime.CompilerServices;
 using LLHttp;
 using LLHttp.Pooling;
 using LLHttp.Syntax;
@@ -23,106 +22,124 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
     private const int SmallBodyLength = 4 * 1024;
     private const int BodyBufferLength = 16 * 1024;
 
+    // Created on the first exchange, so a connection that never sends a request costs one field.
+    private ExchangeSignals? _signals;
+
     /// <summary>
-    /// One exchange. Its state machine comes from a pool (PoolingAsyncValueTaskMethodBuilder) instead of being
-    /// allocated per request; a rent misses the pool's per-thread and per-core caches when the exchange completes on
-    /// another thread (docs/architecture.md has the measured cost).
+    /// Hands the request to this connection's exchange loop and returns a ValueTask over a reusable source, so an
+    /// exchange allocates nothing. A per-call async method would need a state machine box per request whenever more
+    /// exchanges are in flight than PoolingAsyncValueTaskMethodBuilder caches (one per thread and one per core).
     /// </summary>
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    public async ValueTask ForwardAsync(ProxyConnection connection)
+    public ValueTask ForwardAsync(ProxyConnection connection)
     {
-        var writer = connection.Response;
-        LLHttpConnection? downstream = null;
-        byte[]? bodyBuffer = null;
-        try
+        if (_signals is null)
         {
-            downstream = await (slot is not null ? slot.GetAsync(connection.Aborted) : pool!.RentAsync(connection.Aborted));
+            _signals = new ExchangeSignals();
+            _ = RunExchangesAsync(connection, _signals);
+        }
+        return _signals.Start();
+    }
 
-            // The request: head (and a small body) in one send; larger bodies stream with framing LLHttp generates.
-            var head = connection.Head;
-            StartRequest(connection, downstream);
-            if (head.Framing == BodyFraming.None)
+    /// <summary>
+    /// The connection's exchanges, one after another, in one async method started by the first request: its state
+    /// machine is allocated once and every await of every exchange reuses it. A failure reaches the connection through
+    /// <see cref="ForwardAsync"/>'s ValueTask as it was thrown. Ends when the forwarder is disposed.
+    /// </summary>
+    private async Task RunExchangesAsync(ProxyConnection connection, ExchangeSignals signals)
+    {
+        while (await signals.WaitForStartAsync())
+        {
+            Exception? failure = null;
+            var writer = connection.Response;
+            LLHttpConnection? downstream = null;
+            byte[]? bodyBuffer = null;
+            try
             {
-                await downstream.SendRequestAsync(connection.Aborted);
-            }
-            else if (head.Framing == BodyFraming.ContentLength && head.ContentLength <= SmallBodyLength)
-            {
-                var buffer = bodyBuffer = ArrayPool<byte>.Shared.Rent(BodyBufferLength);
-                var length = 0;
-                int read;
-                while ((read = await connection.Body.ReadAsync(buffer.AsMemory(length), connection.Aborted)) > 0)
-                {
-                    length += read;
-                }
-                await downstream.SendRequestAsync(buffer.AsMemory(0, length), connection.Aborted);
-            }
-            else
-            {
-                var buffer = bodyBuffer = ArrayPool<byte>.Shared.Rent(BodyBufferLength);
-                downstream.StartRequestBody(
-                    head.Framing == BodyFraming.Chunked ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
-                    head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
-                int read;
-                while ((read = await connection.Body.ReadAsync(buffer, connection.Aborted)) > 0)
-                {
-                    await downstream.WriteBodyAsync(buffer.AsMemory(0, read), connection.Aborted);
-                    connection.RestartDownstreamTimeout();
-                }
-                await downstream.CompleteRequestAsync(connection.Aborted);
-            }
+                downstream = await (slot is not null ? slot.GetAsync(connection.Aborted) : pool!.RentAsync(connection.Aborted));
 
-            // The response: interim heads to HTTP/1.1 clients (RFC 9110 §15.2), then the final head and body.
-            var response = await downstream.ReadResponseHeadAsync(connection.Aborted);
-            while (response.IsInformational)
-            {
-                if (writer.CanSendInterim)
+                // The request: head (and a small body) in one send; larger bodies stream with framing LLHttp generates.
+                var head = connection.Head;
+                StartRequest(connection, downstream);
+                if (head.Framing == BodyFraming.None)
                 {
-                    writer.BeginInterim(response.StatusCode);
-                    WriteFields(writer, response.Headers);
-                    await writer.EndInterimAsync();
+                    await downstream.SendRequestAsync(connection.Aborted);
                 }
-                response = await downstream.ReadResponseHeadAsync(connection.Aborted);
-            }
-            if (WriteFinalHead(writer, response))
-            {
-                while (writer.ExpectsMoreBody)
+                else if (head.Framing == BodyFraming.ContentLength && head.ContentLength <= SmallBodyLength)
                 {
-                    var read = await downstream.ReadBodyAsync(writer.GetBodyMemory(), connection.Aborted);
-                    if (read == 0)
+                    var buffer = bodyBuffer = ArrayPool<byte>.Shared.Rent(BodyBufferLength);
+                    var length = 0;
+                    int read;
+                    while ((read = await connection.Body.ReadAsync(buffer.AsMemory(length), connection.Aborted)) > 0)
                     {
-                        break;
+                        length += read;
                     }
-                    await connection.ResponseBodyReceivedAsync(read);
+                    await downstream.SendRequestAsync(buffer.AsMemory(0, length), connection.Aborted);
+                }
+                else
+                {
+                    var buffer = bodyBuffer = ArrayPool<byte>.Shared.Rent(BodyBufferLength);
+                    downstream.StartRequestBody(
+                        head.Framing == BodyFraming.Chunked ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
+                        head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
+                    int read;
+                    while ((read = await connection.Body.ReadAsync(buffer, connection.Aborted)) > 0)
+                    {
+                        await downstream.WriteBodyAsync(buffer.AsMemory(0, read), connection.Aborted);
+                        connection.RestartDownstreamTimeout();
+                    }
+                    await downstream.CompleteRequestAsync(connection.Aborted);
+                }
+
+                // The response: interim heads to HTTP/1.1 clients (RFC 9110 §15.2), then the final head and body.
+                var response = await downstream.ReadResponseHeadAsync(connection.Aborted);
+                while (response.IsInformational)
+                {
+                    if (writer.CanSendInterim)
+                    {
+                        writer.BeginInterim(response.StatusCode);
+                        WriteFields(writer, response.Headers);
+                        await writer.EndInterimAsync();
+                    }
+                    response = await downstream.ReadResponseHeadAsync(connection.Aborted);
+                }
+                if (WriteFinalHead(writer, response))
+                {
+                    while (writer.ExpectsMoreBody)
+                    {
+                        var read = await downstream.ReadBodyAsync(writer.GetBodyMemory(), connection.Aborted);
+                        if (read == 0)
+                        {
+                            break;
+                        }
+                        await connection.ResponseBodyReceivedAsync(read);
+                    }
+                }
+                writer.CompleteBody();
+                // Back without its buffers; the slot or pool closes it once idle for downstreamIdleTimeout.
+                if (slot is not null)
+                {
+                    slot.Return(downstream);
+                }
+                else
+                {
+                    pool!.Return(downstream);
+                }
+                downstream = null;
+            }
+            catch (Exception e)
+            {
+                // Whatever failed, this downstream exchange is unfinished: never reuse its connection.
+                downstream?.Abort();
+                failure = e is LLHttpException http ? Translate(http) : e;
+            }
+            finally
+            {
+                if (bodyBuffer is not null)
+                {
+                    ArrayPool<byte>.Shared.Return(bodyBuffer);
                 }
             }
-            writer.CompleteBody();
-            // Back without its buffers; the slot or pool closes it once idle for downstreamIdleTimeout.
-            if (slot is not null)
-            {
-                slot.Return(downstream);
-            }
-            else
-            {
-                pool!.Return(downstream);
-            }
-            downstream = null;
-        }
-        catch (Exception e)
-        {
-            // Whatever failed, this downstream exchange is unfinished: never reuse its connection.
-            downstream?.Abort();
-            if (e is LLHttpException http)
-            {
-                throw Translate(http);
-            }
-            throw;
-        }
-        finally
-        {
-            if (bodyBuffer is not null)
-            {
-                ArrayPool<byte>.Shared.Return(bodyBuffer);
-            }
+            signals.Complete(failure);
         }
     }
 
@@ -191,5 +208,12 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
 
     public void OnIdle() => slot?.EvictExpired();
 
-    public void Dispose() => slot?.Dispose();
+    public void Dispose()
+    {
+        // The connection calls this once its last exchange completed, so the loop waits for a start: let it end.
+        var signals = _signals;
+        _signals = null;
+        signals?.Stop();
+        slot?.Dispose();
+    }
 }
