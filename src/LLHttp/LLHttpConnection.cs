@@ -63,7 +63,7 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         _reconnect = reconnect;
         _parser = new ResponseHeadParser(options.MaxResponseHeadersLength, options.MaxResponseHeaderCount);
         // Room for the head, a coalesced body and its framing (a chunk header and the last chunk).
-        _send = new SendBuffer(4 * 1024, options.MaxRequestHeadLength + options.MaxCoalescedBodyLength + 64);
+        _send = new SendBuffer(4 * 1024, options.MaxRequestHeadLength + options.MaxCoalescedBodyLength + 64, options.BufferPool);
         _lastUsedTimestamp = options.TimeProvider.GetTimestamp();
         _continueHead = () => ContinueHead(resumed: true);
         _continueBody = () => ContinueBody(resumed: true);
@@ -122,7 +122,7 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
     internal bool HoldsBuffers => _recv.Length != 0 || _send.HoldsArray;
 
     /// <summary>
-    /// Gives the receive and send buffers back to <see cref="ArrayPool{T}.Shared"/> while no exchange runs; the next
+    /// Gives the receive and send buffers back to <see cref="LLHttpOptions.BufferPool"/> while no exchange runs; the next
     /// exchange rents them again (from the pool's per-thread cache: no allocation in steady state). An idle connection
     /// then holds no buffer, which is what lets thousands of them stay open cheaply. The pool and the affinity slot call
     /// it when a connection is given back. Does nothing during an exchange or while unread bytes are buffered.
@@ -139,7 +139,7 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         _recv = [];
         if (recv.Length != 0)
         {
-            ArrayPool<byte>.Shared.Return(recv);
+            _options.BufferPool.Return(recv);
         }
 
         _send.Release();
@@ -464,7 +464,7 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
 
         if (_recv.Length == 0)
         {
-            _recv = ArrayPool<byte>.Shared.Rent(Math.Min(_options.InitialReceiveBufferSize, _options.MaxResponseHeadersLength));
+            _recv = _options.BufferPool.Rent(Math.Min(_options.InitialReceiveBufferSize, _options.MaxResponseHeadersLength));
         }
 
         // The head is parsed from offset 0, so move what is left of the previous message (an interim head's tail) there.
@@ -514,9 +514,9 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         // The parser throws ResponseHeadTooLarge before a head outgrows MaxResponseHeadersLength.
         int newLength = Math.Min(_recv.Length * 2, _options.MaxResponseHeadersLength);
         Debug.Assert(newLength > _recv.Length);
-        byte[] bigger = ArrayPool<byte>.Shared.Rent(newLength);
+        byte[] bigger = _options.BufferPool.Rent(newLength);
         _recv.AsSpan(0, _recvEnd).CopyTo(bigger);
-        ArrayPool<byte>.Shared.Return(_recv);
+        _options.BufferPool.Return(_recv);
         _recv = bigger;
     }
 
@@ -803,7 +803,7 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         {
             if (_recv.Length != 0)
             {
-                ArrayPool<byte>.Shared.Return(_recv);
+                _options.BufferPool.Return(_recv);
             }
 
             _recv = [];

@@ -66,6 +66,13 @@ public sealed class LLHttpOptions
     public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
 
     /// <summary>
+    /// Where a connection rents its send and receive arrays for an exchange (it holds none while idle). The shared pool
+    /// keeps only a few arrays of each size per core, so many exchanges in flight at once make rents miss and allocate;
+    /// a caller that runs many at once passes a pool sized for them (LLRP does: ProxyBuffers).
+    /// </summary>
+    public ArrayPool<byte> BufferPool { get; init; } = ArrayPool<byte>.Shared;
+
+    /// <summary>
     /// First receive buffer size; it grows up to <see cref="MaxResponseHeadersLength"/> for a large head.
     /// Matches SocketsHttpHandler's InitialReadBufferSize (4 KiB). Tests lower it to force buffer-boundary splits.
     /// </summary>

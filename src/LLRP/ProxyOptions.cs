@@ -72,6 +72,9 @@ public sealed class ProxyOptions
     // Matches Kestrel's MaxRequestHeaderCount, which matches Apache httpd's LimitRequestFields (100).
     public int MaxRequestHeaderCount { get; init; } = 100;
 
+    /// <summary>The largest maxRequestHeaderCount accepted: 100 times the default, far past any real client.</summary>
+    internal const int MaxHeaderCountLimit = 10_000;
+
     // Matches Kestrel's MaxRequestBodySize (30,000,000 B), which matches IIS's maxAllowedContentLength.
     public long MaxRequestBodySize { get; init; } = 30_000_000;
 
@@ -136,7 +139,7 @@ public sealed class ProxyOptions
             ShareClientsCount = Int(config, "shareClients.count", Environment.ProcessorCount, 1, 4096),
             MaxRequestLineSize = Int(config, "maxRequestLineSize", 8 * 1024, 64, 1024 * 1024),
             MaxRequestHeadersTotalSize = Int(config, "maxRequestHeadersTotalSize", 32 * 1024, 256, 512 * 1024),
-            MaxRequestHeaderCount = Int(config, "maxRequestHeaderCount", 100, 1, 10_000),
+            MaxRequestHeaderCount = Int(config, "maxRequestHeaderCount", 100, 1, MaxHeaderCountLimit),
             MaxRequestBodySize = Long(config, "maxRequestBodySize", 30_000_000, 0, long.MaxValue),
             MaxResponseHeadersTotalSize = Int(config, "maxResponseHeadersTotalSize", 64 * 1024, 256, 1024 * 1024),
             RequestHeadersTimeout = Seconds(config, "requestHeadersTimeout", 30),

@@ -1,3 +1,4 @@
+using System.Buffers;
 using LLHttp.Pooling;
 using Xunit;
 using static LLHttp.Tests.TestKit;
@@ -193,6 +194,38 @@ public class PoolTests
         Assert.False(slot.HoldsIdleConnection);
         Assert.NotSame(connection, await slot.GetAsync());
         Assert.Equal(2, factory.Made.Count);
+    }
+
+    [Fact]
+    public async Task Buffers_come_from_the_configured_pool_and_all_go_back_to_it()
+    {
+        var buffers = new CountingPool();
+        var factory = new Factory { Options = new LLHttpOptions { BufferPool = buffers } };
+        using var pool = new LLHttpConnectionPool(factory.ConnectAsync, factory.Options);
+        var connection = await pool.RentAsync();
+        await ExchangeAsync(connection, factory.Made[0].Transport);
+        Assert.True(buffers.Rented > 0, "the exchange rented nothing from the configured pool");
+        pool.Return(connection);
+        Assert.Equal(buffers.Rented, buffers.Returned);
+    }
+
+    /// <summary>Counts what a connection rents and gives back; the arrays themselves come from the shared pool.</summary>
+    private sealed class CountingPool : ArrayPool<byte>
+    {
+        public int Rented { get; private set; }
+        public int Returned { get; private set; }
+
+        public override byte[] Rent(int minimumLength)
+        {
+            Rented++;
+            return Shared.Rent(minimumLength);
+        }
+
+        public override void Return(byte[] array, bool clearArray = false)
+        {
+            Returned++;
+            Shared.Return(array, clearArray);
+        }
     }
 
     [Fact]

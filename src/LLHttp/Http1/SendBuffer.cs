@@ -1,18 +1,20 @@
 namespace LLHttp.Http1;
 
 /// <summary>
-/// A growable byte buffer rented from <see cref="ArrayPool{T}"/>, bounded so a caller cannot grow it without limit.
+/// A growable byte buffer rented from an <see cref="ArrayPool{T}"/>, bounded so a caller cannot grow it without limit.
 /// It rents on the first write and gives the array back on <see cref="Release"/>, so an idle connection holds none.
 /// </summary>
 internal sealed class SendBuffer : IDisposable
 {
     private readonly int _initialLength;
     private readonly int _maxLength;
+    private readonly ArrayPool<byte> _pool;
     private byte[] _array = [];
     private int _length;
 
-    public SendBuffer(int initialLength, int maxLength)
+    public SendBuffer(int initialLength, int maxLength, ArrayPool<byte> pool)
     {
+        _pool = pool;
         _initialLength = Math.Min(initialLength, maxLength);
         _maxLength = maxLength;
     }
@@ -59,11 +61,11 @@ internal sealed class SendBuffer : IDisposable
         }
 
         int newLength = (int)Math.Min(_maxLength, Math.Max(needed, Math.Max((long)_array.Length * 2, _initialLength)));
-        byte[] bigger = ArrayPool<byte>.Shared.Rent(newLength);
+        byte[] bigger = _pool.Rent(newLength);
         _array.AsSpan(0, _length).CopyTo(bigger);
         if (_array.Length != 0)
         {
-            ArrayPool<byte>.Shared.Return(_array);
+            _pool.Return(_array);
         }
 
         _array = bigger;
@@ -77,7 +79,7 @@ internal sealed class SendBuffer : IDisposable
         _length = 0;
         if (array.Length != 0)
         {
-            ArrayPool<byte>.Shared.Return(array);
+            _pool.Return(array);
         }
     }
 

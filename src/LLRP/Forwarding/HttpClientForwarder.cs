@@ -7,6 +7,7 @@ using LLRP.Errors;
 using LLRP.Http1;
 using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
 using KestrelVersion = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion;
+using LLRP.Buffers;
 
 namespace LLRP.Forwarding;
 
@@ -95,7 +96,7 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, Uri downstr
     {
         protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context, CancellationToken cancellationToken)
         {
-            var buffer = ArrayPool<byte>.Shared.Rent(16 * 1024);
+            var buffer = ProxyBuffers.Bytes.Rent(16 * 1024);
             try
             {
                 while (true)
@@ -111,7 +112,7 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, Uri downstr
             }
             finally
             {
-                ArrayPool<byte>.Shared.Return(buffer);
+                ProxyBuffers.Bytes.Return(buffer);
             }
         }
     }

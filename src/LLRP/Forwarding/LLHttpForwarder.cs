@@ -5,6 +5,7 @@ using LLHttp.Syntax;
 using LLRP.Connections;
 using LLRP.Errors;
 using LLRP.Http1;
+using LLRP.Buffers;
 
 namespace LLRP.Forwarding;
 
@@ -66,7 +67,7 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
                 }
                 else if (head.Framing == BodyFraming.ContentLength && head.ContentLength <= SmallBodyLength)
                 {
-                    var buffer = bodyBuffer = ArrayPool<byte>.Shared.Rent(BodyBufferLength);
+                    var buffer = bodyBuffer = ProxyBuffers.Bytes.Rent(BodyBufferLength);
                     var length = 0;
                     int read;
                     while ((read = await connection.Body.ReadAsync(buffer.AsMemory(length), connection.Aborted)) > 0)
@@ -77,7 +78,7 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
                 }
                 else
                 {
-                    var buffer = bodyBuffer = ArrayPool<byte>.Shared.Rent(BodyBufferLength);
+                    var buffer = bodyBuffer = ProxyBuffers.Bytes.Rent(BodyBufferLength);
                     downstream.StartRequestBody(
                         head.Framing == BodyFraming.Chunked ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
                         head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
@@ -136,7 +137,7 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
             {
                 if (bodyBuffer is not null)
                 {
-                    ArrayPool<byte>.Shared.Return(bodyBuffer);
+                    ProxyBuffers.Bytes.Return(bodyBuffer);
                 }
             }
             signals.Complete(failure);

@@ -1,6 +1,7 @@
 using System.Net;
 using LLHttp;
 using LLHttp.Pooling;
+using LLRP.Buffers;
 using LLRP.Connections;
 
 namespace LLRP.Forwarding;
@@ -30,6 +31,7 @@ internal sealed class LLHttpForwarderFactory : IForwarderFactory
             MaxRequestHeadLength = options.MaxRequestLineSize + options.MaxRequestHeadersTotalSize + 1024,
             // Both the shared pools and the affinity slots close downstream connections idle this long.
             PooledConnectionIdleTimeout = options.DownstreamIdleTimeout,
+            BufferPool = ProxyBuffers.Bytes,
         };
         if (options.ShareClients)
         {

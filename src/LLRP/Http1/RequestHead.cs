@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Runtime.CompilerServices;
 using System.Text;
 using LLHttp.Syntax;
+using LLRP.Buffers;
 using LLRP.Errors;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http;
 using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
@@ -14,13 +15,16 @@ namespace LLRP.Http1;
 /// Validation is the proxy's own (RFC 9110/9112); Kestrel's parser only splits lines.
 /// </summary>
 /// <remarks>
-/// The buffer (~40 KB with the default limits) and the field entries are rented from the shared ArrayPool when a
-/// request line arrives and given back by <see cref="Reset"/> before the connection waits for the next request, so
-/// an idle client connection holds neither (10,000 idle connections would otherwise pin ~400 MB). Renting from the
-/// pool's per-thread cache allocates nothing in steady state.
+/// The buffer (~40 KB with the default limits) and the field entries are rented when a request line arrives and given
+/// back by <see cref="Reset"/> before the connection waits for the next request, so an idle client connection holds
+/// neither (10,000 idle connections would otherwise pin ~400 MB). The pools keep enough arrays for every exchange in
+/// flight (<see cref="ProxyBuffers"/>), so renting allocates nothing in steady state.
 /// </remarks>
 internal sealed class RequestHead
 {
+    // Field entries come from their own pool, sized like ProxyBuffers' (a head holds them only during an exchange).
+    private static readonly ArrayPool<HeaderEntry> s_entries = ArrayPool<HeaderEntry>.Create(ProxyOptions.MaxHeaderCountLimit, ProxyBuffers.MaxExchangesInFlight);
+
     private readonly ProxyOptions _options;
     // The request line and header section are each capped, so their copies always fit.
     private readonly int _capacity;
@@ -152,8 +156,8 @@ internal sealed class RequestHead
     {
         if (_buffer.Length == 0)
         {
-            _buffer = ArrayPool<byte>.Shared.Rent(_capacity);
-            _headers = ArrayPool<HeaderEntry>.Shared.Rent(_options.MaxRequestHeaderCount);
+            _buffer = ProxyBuffers.Bytes.Rent(_capacity);
+            _headers = s_entries.Rent(_options.MaxRequestHeaderCount);
         }
         Method = versionAndMethod.Method;
         Version = versionAndMethod.Version;
@@ -418,8 +422,8 @@ internal sealed class RequestHead
     {
         if (_buffer.Length != 0)
         {
-            ArrayPool<byte>.Shared.Return(_buffer);
-            ArrayPool<HeaderEntry>.Shared.Return(_headers);
+            ProxyBuffers.Bytes.Return(_buffer);
+            s_entries.Return(_headers);
             _buffer = [];
             _headers = [];
         }
