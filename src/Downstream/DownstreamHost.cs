@@ -1,6 +1,7 @@
 using System.Net;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.Extensions.Configuration;
 
 namespace Downstream;
 
@@ -27,7 +28,9 @@ internal static class DownstreamHost
         {
             builder.WebHost.UseUrls(DefaultUrls);
         }
-        var name = ReplicaName(builder.Configuration["name"]);
+        // --name is read from the command line only: the host's configuration also holds every environment variable,
+        // and some shells set NAME.
+        var name = ReplicaName(new ConfigurationBuilder().AddCommandLine(args).Build()["name"]);
 
         // The load generator keeps every connection busy, so skip the zero-byte read that saves memory on idle connections.
         builder.WebHost.UseSockets(o => o.WaitForDataBeforeAllocatingBuffer = false);
