@@ -196,8 +196,10 @@ mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 exec > >(tee -a "$out/sweep.log") 2>&1
 git_head="$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
-# A whole status (not piped into head: pipefail would turn its SIGPIPE into a failure).
-git_dirty=0; [ -z "$(git -C "$ROOT" status --porcelain 2>/dev/null)" ] || git_dirty=1
+# A whole status (not piped into head: pipefail would turn its SIGPIPE into a failure), leaving out the sitting's
+# own output folder, which this script has just created inside the repository.
+out_rel="${out#"$ROOT"/}"
+git_dirty=0; [ -z "$(git -C "$ROOT" status --porcelain -- . ":(exclude)$out_rel" 2>/dev/null)" ] || git_dirty=1
 cpu_model="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 dotnet_sdk="$(dotnet --version 2>/dev/null || echo none)"
 dotnet_runtime="$(dotnet --list-runtimes 2>/dev/null | awk '$1 == "Microsoft.NETCore.App" { v = $2 } END { print v }')"

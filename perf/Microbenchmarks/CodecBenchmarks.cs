@@ -8,7 +8,7 @@ namespace Microbenchmarks;
 [MemoryDiagnoser]
 public class CodecBenchmarks
 {
-    private readonly SendBuffer _sendBuffer = new(4096, 64 * 1024);
+    private readonly SendBuffer _sendBuffer = new(4096, 64 * 1024, System.Buffers.ArrayPool<byte>.Shared);
     private readonly ResponseHeadParser _parser = new(64 * 1024, 100);
     private readonly byte[] _chunkedOutput = new byte[16 * 1024];
     private ChunkedDecoder _decoder;

@@ -2,12 +2,12 @@ using System.Buffers;
 using System.Net;
 using System.Net.Http.Headers;
 using System.Text;
+using LLRP.Buffers;
 using LLRP.Connections;
 using LLRP.Errors;
 using LLRP.Http1;
 using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
 using KestrelVersion = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion;
-using LLRP.Buffers;
 
 namespace LLRP.Forwarding;
 

@@ -2,10 +2,10 @@ using System.Buffers;
 using LLHttp;
 using LLHttp.Pooling;
 using LLHttp.Syntax;
+using LLRP.Buffers;
 using LLRP.Connections;
 using LLRP.Errors;
 using LLRP.Http1;
-using LLRP.Buffers;
 
 namespace LLRP.Forwarding;
 

@@ -86,8 +86,8 @@ public sealed class ProxyUnderTest : IAsyncDisposable
         await using var client = await ConnectAsync();
         await client.SendAsync($"GET {Wire.CanaryPath} HTTP/1.1\r\nHost: canary.example\r\n\r\n");
         var response = await client.ReadResponseAsync();
-        Assert.True(response?.Status == 200, $"canary request through the proxy failed: {response?.ToString() ?? "connection closed"}; {Origin.Describe()}");
-        Assert.True(await Origin.WaitUntilAsync(o => o.Requests.Any(r => r.Target == Wire.CanaryPath)), "the downstream never saw the canary");
+        Assert.True(response?.Status == 200, $"canary request through the proxy failed: {response?.ToString() ?? "connection closed"}; {Downstream.Describe()}");
+        Assert.True(await Downstream.WaitUntilAsync(o => o.Requests.Any(r => r.Target == Wire.CanaryPath)), "the downstream never saw the canary");
     }
 
     public async ValueTask DisposeAsync()
@@ -98,7 +98,7 @@ public sealed class ProxyUnderTest : IAsyncDisposable
         }
         finally
         {
-            await Origin.DisposeAsync();
+            await Downstream.DisposeAsync();
         }
     }
 }
