@@ -15,8 +15,17 @@ namespace LLHttp;
 /// returns 0. The exchange ends when both the request and the response body are complete.
 /// </para>
 /// <para>
-/// Not thread-safe: one caller drives an exchange. Any error, timeout or cancellation aborts the connection; a body
-/// left unread, Connection: close, HTTP/1.0 without keep-alive or a close-delimited body make it not reusable.
+/// Full duplex: once the request head has left (<see cref="StartRequestBody"/> then the first <see cref="WriteBodyAsync"/>,
+/// <see cref="FlushAsync"/> or <see cref="CompleteRequestAsync"/>), one caller may send the body while another reads the
+/// response, as an origin that answers while it reads needs (RFC 9112 §9.3: a client monitors for a response while it
+/// sends). <see cref="LLHttpOptions.ResponseHeadTimeout"/> then runs from the start of the head read, upload included.
+/// Otherwise not thread-safe: one caller per direction.
+/// </para>
+/// <para>
+/// Any error, timeout or cancellation aborts the connection, except a failed request body send: the origin may have
+/// answered and stopped reading, so the response stays readable while the request is marked failed (the connection is
+/// never reused). A body left unread, Connection: close, HTTP/1.0 without keep-alive or a close-delimited body make it
+/// not reusable.
 /// </para>
 /// </summary>
 public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
@@ -25,7 +34,9 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
     private readonly Func<CancellationToken, ValueTask<Transport>>? _reconnect;
     private readonly ResponseHeadParser _parser;
     private readonly SendBuffer _send;
+    // Receives and sends each have their own gate, so a body send and a response read can wait at the same time.
     private readonly TimeoutGate _gate = new();
+    private readonly TimeoutGate _sendGate = new();
     private Transport _transport;
     // Rented when a response head is read, given back by ReleaseIdleBuffers: an idle connection holds no buffer.
     private byte[] _recv = [];
@@ -399,17 +410,17 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
     {
         if (cancellationToken.IsCancellationRequested)
         {
-            return ValueTask.FromException(Fail(new OperationCanceledException(cancellationToken), LLHttpError.SendFailed, LLHttpError.BodyIdleTimeout, cancellationToken));
+            return ValueTask.FromException(FailSend(new OperationCanceledException(cancellationToken), cancellationToken));
         }
 
         ValueTask send;
         try
         {
-            send = _transport.SendAsync(bytes, _gate.Token);
+            send = _transport.SendAsync(bytes, _sendGate.Token);
         }
         catch (Exception e)
         {
-            return ValueTask.FromException(Fail(e, LLHttpError.SendFailed, LLHttpError.BodyIdleTimeout, cancellationToken));
+            return ValueTask.FromException(FailSend(e, cancellationToken));
         }
 
         if (send.IsCompletedSuccessfully)
@@ -424,18 +435,18 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
     private async ValueTask AwaitSendAsync(ValueTask send, CancellationToken cancellationToken)
     {
-        _gate.Enter(_options.BodyIdleTimeout, cancellationToken);
+        _sendGate.Enter(_options.BodyIdleTimeout, cancellationToken);
         try
         {
             await send.ConfigureAwait(false);
         }
         catch (Exception e)
         {
-            throw Fail(e, LLHttpError.SendFailed, LLHttpError.BodyIdleTimeout, cancellationToken);
+            throw FailSend(e, cancellationToken);
         }
         finally
         {
-            _gate.Exit();
+            _sendGate.Exit();
         }
     }
 
@@ -736,6 +747,9 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
 
     private void TryFinishExchange()
     {
+        // In a full-duplex exchange the request and the response complete on different threads; each side writes its
+        // state before this fence and reads the other's after it, so at least one of them sees both complete.
+        Interlocked.MemoryBarrier();
         if (_request == RequestState.Complete && _response == ResponseState.Complete)
         {
             _active = false;
@@ -746,6 +760,28 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
     private Exception Fail(Exception e, LLHttpError ioError, LLHttpError timeoutError, CancellationToken cancellationToken)
     {
         Abort();
+        return Classify(e, ioError, timeoutError, cancellationToken);
+    }
+
+    /// <summary>
+    /// A send failed. While a request body streams, the response may be read at the same time and an origin that answered
+    /// early (a 413, say) may have stopped reading or closed its reading side (RFC 9112 §9.3, §9.6): its response is still
+    /// readable, so only the request is marked failed and the connection is never reused. Otherwise as <see cref="Fail"/>.
+    /// </summary>
+    private Exception FailSend(Exception e, CancellationToken cancellationToken)
+    {
+        if (_request != RequestState.Body)
+        {
+            return Fail(e, LLHttpError.SendFailed, LLHttpError.BodyIdleTimeout, cancellationToken);
+        }
+
+        _request = RequestState.Failed;
+        _reusable = false;
+        return Classify(e, LLHttpError.SendFailed, LLHttpError.BodyIdleTimeout, cancellationToken);
+    }
+
+    private static Exception Classify(Exception e, LLHttpError ioError, LLHttpError timeoutError, CancellationToken cancellationToken)
+    {
         return e switch
         {
             LLHttpException => e,
@@ -776,6 +812,11 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
     private void EnsureRequestState(RequestState expected)
     {
         ThrowIfUnusable();
+        if (_request == RequestState.Failed)
+        {
+            ThrowHelper.Throw(LLHttpError.SendFailed, "An earlier request body send failed: the request cannot continue.");
+        }
+
         if (!_active || _request != expected)
         {
             ThrowHelper.ThrowInvalidOperation($"The request is not in the {expected} state.");
@@ -797,6 +838,7 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         Abort();
         _disposed = true;
         _gate.Dispose();
+        _sendGate.Dispose();
 
         // With an exchange in flight a pending receive may still write into the buffers: let the GC have them instead.
         if (idle)
@@ -822,6 +864,8 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         Head,
         Body,
         Complete,
+        /// <summary>A body send failed: the request is out of frame, the response may still be read.</summary>
+        Failed,
     }
 
     private enum ResponseState : byte

@@ -23,6 +23,9 @@ internal sealed class ScriptedTransport : Transport
 
     public bool Disposed { get; private set; }
 
+    /// <summary>Sends after this many fail as a peer that closed its reading side does (connection reset).</summary>
+    public int SucceedingSends { get; init; } = int.MaxValue;
+
     public List<byte[]> Sends { get; } = [];
 
     public string SentText => string.Concat(Sends.Select(Encoding.Latin1.GetString));
@@ -58,6 +61,11 @@ internal sealed class ScriptedTransport : Transport
     public override ValueTask SendAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(Disposed, this);
+        if (Sends.Count >= SucceedingSends)
+        {
+            return ValueTask.FromException(new System.Net.Sockets.SocketException((int)System.Net.Sockets.SocketError.ConnectionReset));
+        }
+
         Sends.Add(buffer.ToArray());
         return default;
     }

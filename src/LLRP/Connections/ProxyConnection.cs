@@ -3,6 +3,7 @@ using System.IO.Pipelines;
 using System.Net;
 using System.Runtime.CompilerServices;
 using System.Text;
+using LLRP.Buffers;
 using LLRP.Errors;
 using LLRP.Http1;
 using Microsoft.AspNetCore.Connections;
@@ -28,7 +29,18 @@ internal sealed class ProxyConnection
         RequestHead,
         /// <summary>Forwarding: downstreamResponseTimeout, restarted by <see cref="RestartDownstreamTimeout"/>; expiry cancels <see cref="Aborted"/>.</summary>
         Downstream,
+        /// <summary>Discarding the rest of a body after an early response: <see cref="RequestBodyDrainTimeout"/>; expiry closes.</summary>
+        Drain,
     }
+
+    /// <summary>
+    /// How long the rest of a request body is read and discarded after an early final response before the connection
+    /// is closed instead: 5 s, Kestrel's request-draining timeout. Its size is bounded by maxRequestBodySize, which the
+    /// body reader enforces (a larger body ends the drain and closes too).
+    /// </summary>
+    internal static readonly TimeSpan RequestBodyDrainTimeout = TimeSpan.FromSeconds(5);
+
+    private const int DrainBufferLength = 16 * 1024;
 
     private enum HeadStatus : byte
     {
@@ -151,8 +163,7 @@ internal sealed class ProxyConnection
                     return;
                 }
                 _server.CountRequest();
-                // A body the downstream did not wait for is still in the pipe; skipping it safely means closing (RFC 9110 §15.5).
-                if (Response.MustClose || !Body.IsComplete)
+                if (Response.MustClose || (!Body.IsComplete && !await DrainBodyAsync()))
                 {
                     return;
                 }
@@ -168,6 +179,40 @@ internal sealed class ProxyConnection
             Head.Reset();
             _forwarder.Dispose();
             _forwardingCts.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// An early final response (RFC 9110 §15: any status, sent before the request body ended) left the rest of the body
+    /// in the pipe. RFC 9112 §9.3 and §9.6 allow either reading and discarding it or closing; this reads it, bounded by
+    /// <see cref="RequestBodyDrainTimeout"/> and maxRequestBodySize, so the connection can carry the next request and so
+    /// the close that ends a failed drain does not find unread input (closing with unread input resets the connection
+    /// and may destroy the response before the client reads it). Returns whether the body ended and the connection
+    /// may go on. A client still waiting for 100 (Continue) is not asked for the body after a final response: closed.
+    /// </summary>
+    private async ValueTask<bool> DrainBodyAsync()
+    {
+        if (Body.AwaitsContinue)
+        {
+            return false;
+        }
+        Wait(Waiting.Drain, RequestBodyDrainTimeout);
+        var scratch = ProxyBuffers.Bytes.Rent(DrainBufferLength);
+        try
+        {
+            while (await Body.ReadAsync(scratch, Aborted) > 0)
+            {
+            }
+            return true;
+        }
+        catch (Exception e) when (e is OperationCanceledException or ProxyException or KestrelBadRequest)
+        {
+            return false;
+        }
+        finally
+        {
+            _waiting = Waiting.Nothing;
+            ProxyBuffers.Bytes.Return(scratch);
         }
     }
 
@@ -286,7 +331,7 @@ internal sealed class ProxyConnection
         {
             return;
         }
-        if (waiting == Waiting.Downstream)
+        if (waiting is Waiting.Downstream or Waiting.Drain)
         {
             CancelForwarding();
         }

@@ -54,6 +54,8 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
             var writer = connection.Response;
             LLHttpConnection? downstream = null;
             byte[]? bodyBuffer = null;
+            Task? sending = null;
+            CancellationTokenSource? stopSending = null;
             try
             {
                 downstream = await (slot is not null ? slot.GetAsync(connection.Aborted) : pool!.RentAsync(connection.Aborted));
@@ -78,17 +80,19 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
                 }
                 else
                 {
+                    // Full duplex: the body streams on its own task while this one reads the response, since an origin
+                    // may answer while it reads (a streaming transform) or before it reads (an early 413); sending it all
+                    // first would deadlock once both directions' socket buffers are full.
                     var buffer = bodyBuffer = ProxyBuffers.Bytes.Rent(BodyBufferLength);
                     downstream.StartRequestBody(
                         head.Framing == BodyFraming.Chunked ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
                         head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
-                    int read;
-                    while ((read = await connection.Body.ReadAsync(buffer, connection.Aborted)) > 0)
-                    {
-                        await downstream.WriteBodyAsync(buffer.AsMemory(0, read), connection.Aborted);
-                        connection.RestartDownstreamTimeout();
-                    }
-                    await downstream.CompleteRequestAsync(connection.Aborted);
+                    // The first piece is read here: a 100 (Continue) the body reader owes the client is written before
+                    // any relayed byte, so only this task ever writes to the client.
+                    var first = await connection.Body.ReadAsync(buffer, connection.Aborted);
+                    stopSending = CancellationTokenSource.CreateLinkedTokenSource(connection.Aborted);
+                    // Sends the request head synchronously before it returns, so the response head may be read now.
+                    sending = SendBodyAsync(connection, downstream, buffer, first, stopSending.Token);
                 }
 
                 // The response: interim heads to HTTP/1.1 clients (RFC 9110 §15.2), then the final head and body.
@@ -116,6 +120,12 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
                     }
                 }
                 writer.CompleteBody();
+                if (sending is not null && !await FinishSendingAsync(sending, stopSending!))
+                {
+                    // The response is whole but the request body was not all sent: the connection is out of frame,
+                    // and giving it back closes it.
+                    downstream.Abort();
+                }
                 // Back without its buffers; the slot or pool closes it once idle for downstreamIdleTimeout.
                 if (slot is not null)
                 {
@@ -132,15 +142,93 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
                 // Whatever failed, this downstream exchange is unfinished: never reuse its connection.
                 downstream?.Abort();
                 failure = e is LLHttpException http ? Translate(http) : e;
+                if (sending is not null)
+                {
+                    // The body task must be done with the buffer and the client's input before either is reused; a
+                    // failure of the client's side (a bad chunk, a body too large, a client gone) is the cause to answer.
+                    stopSending!.Cancel();
+                    failure = await SendingFailureAsync(sending) ?? failure;
+                }
             }
             finally
             {
+                stopSending?.Dispose();
                 if (bodyBuffer is not null)
                 {
                     ProxyBuffers.Bytes.Return(bodyBuffer);
                 }
             }
             signals.Complete(failure);
+        }
+    }
+
+    /// <summary>
+    /// Sends the request body, <paramref name="read"/> bytes of it already in <paramref name="buffer"/>, reading the rest
+    /// from the client; awaiting each send is the backpressure both ways (an origin that stops reading stops the
+    /// client reads, and only one buffer of body is ever held). A failure of the client's side aborts the downstream
+    /// connection so the response read ends as well; a failed downstream send leaves the response readable (an origin
+    /// that answered early may have stopped reading) and ends this task quietly.
+    /// </summary>
+    private static async Task SendBodyAsync(ProxyConnection connection, LLHttpConnection downstream, byte[] buffer, int read, CancellationToken stop)
+    {
+        try
+        {
+            while (read > 0)
+            {
+                await downstream.WriteBodyAsync(buffer.AsMemory(0, read), stop);
+                connection.RestartDownstreamTimeout();
+                read = await connection.Body.ReadAsync(buffer, stop);
+            }
+            await downstream.CompleteRequestAsync(stop);
+        }
+        catch (LLHttpException) when (!stop.IsCancellationRequested)
+        {
+            // The request is marked failed: the response decides the exchange, and the connection is not reused.
+        }
+        catch (Exception) when (!stop.IsCancellationRequested)
+        {
+            downstream.Abort();
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// The response is complete: returns whether the request body was sent whole, so the connection may be reused.
+    /// An early final response (RFC 9110 §15: any status, before the body is done) leaves the rest unsent: the body
+    /// task is stopped, the downstream connection is closed (RFC 9112 §9.3: a client that sees the server is not
+    /// reading stops sending), and the client connection closes after the relayed response because its unread body is
+    /// still in the pipe (see <see cref="ProxyConnection"/>).
+    /// </summary>
+    private static async ValueTask<bool> FinishSendingAsync(Task sending, CancellationTokenSource stopSending)
+    {
+        if (!sending.IsCompleted)
+        {
+            stopSending.Cancel();
+        }
+        var failure = await SendingFailureAsync(sending);
+        if (failure is not null)
+        {
+            // The client's side failed after the whole response arrived: answer as for any failure of the exchange.
+            System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(failure);
+        }
+        return sending.IsCompletedSuccessfully && !stopSending.IsCancellationRequested;
+    }
+
+    /// <summary>Waits for the body task; returns its failure unless it was stopped by <see cref="CancellationTokenSource.Cancel()"/>.</summary>
+    private static async ValueTask<Exception?> SendingFailureAsync(Task sending)
+    {
+        try
+        {
+            await sending;
+            return null;
+        }
+        catch (OperationCanceledException)
+        {
+            return null;
+        }
+        catch (Exception e)
+        {
+            return e;
         }
     }
 

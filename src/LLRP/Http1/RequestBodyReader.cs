@@ -39,6 +39,9 @@ internal sealed class RequestBodyReader
     /// <summary>The whole body has been read, so the next request on the connection starts where this one ended.</summary>
     public bool IsComplete => _state == State.Done;
 
+    /// <summary>The client sent Expect: 100-continue and has not been asked for the body yet.</summary>
+    public bool AwaitsContinue => _continuePending && _state != State.Done;
+
     public void Start(RequestHead head)
     {
         _total = 0;
