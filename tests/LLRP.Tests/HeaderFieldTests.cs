@@ -136,6 +136,13 @@ public sealed class HeaderFieldTests(DefaultProxies farm) : IClassFixture<Defaul
         "GET / HTTP/1.1\r\nHost: example.com?q\r\n\r\n",
         "GET / HTTP/1.1\r\nHost: example.com#f\r\n\r\n",
         "GET / HTTP/1.1\r\nHost: exa\"mple.com\r\n\r\n",
+        // RFC 9110 §4.2.1, §7.2: with origin-form an empty Host is an http URI with an empty host, which is invalid.
+        "GET / HTTP/1.1\r\nHost:\r\n\r\n",
+        // RFC 3986 §3.2.2: "]" only closes an IP-literal.
+        "GET / HTTP/1.1\r\nHost: a]b\r\n\r\n",
+        // Valid reg-names HttpRequestMessage cannot send: 400 in every variant, never 502 (HostSyntax).
+        "GET / HTTP/1.1\r\nHost: a!b\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a;\r\n\r\n",
     });
 
     [Theory, MemberData(nameof(BadHosts))]

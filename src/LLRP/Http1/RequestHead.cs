@@ -5,6 +5,7 @@ using LLHttp.Syntax;
 using LLRP.Buffers;
 using LLRP.Errors;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http;
+using KestrelBadRequest = Microsoft.AspNetCore.Http.BadHttpRequestException;
 using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
 
 namespace LLRP.Http1;
@@ -97,7 +98,13 @@ internal sealed class RequestHead
             }
             Started |= reader.Remaining > 0;
             var lineStart = reader.Consumed;
-            if (KestrelParser.ParseRequestLine(this, ref reader))
+            if (reader.Remaining >= _options.MaxRequestLineSize)
+            {
+                // Decided on the first maxRequestLineSize bytes, before the line is complete, so that the answer does
+                // not depend on how the line arrives in reads.
+                CheckMethodWithinLimit(reader);
+            }
+            if (ParseRequestLine(ref reader))
             {
                 // RFC 9112 §3: the limit is the proxy's (414); Kestrel's own limits are bypassed by a connection handler.
                 if (reader.Consumed - lineStart > _options.MaxRequestLineSize)
@@ -129,6 +136,68 @@ internal sealed class RequestHead
             ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Request header fields too large.");
         }
         return complete;
+    }
+
+    private bool ParseRequestLine(ref SequenceReader<byte> reader)
+    {
+        var line = reader;
+        try
+        {
+            return KestrelParser.ParseRequestLine(this, ref reader);
+        }
+        catch (KestrelBadRequest e) when (e.StatusCode == 505)
+        {
+            RejectMalformedVersion(line);
+            throw;
+        }
+    }
+
+    // Kestrel answers 505 for any version it does not know. RFC 9112 §2.3: HTTP-version = "HTTP/" DIGIT "." DIGIT
+    // (case-sensitive); anything else is no HTTP-version at all, so the request line is invalid (400, RFC 9112 §3).
+    // 505 (RFC 9110 §15.6.6) stays for a well-formed version the proxy does not implement.
+    private void RejectMalformedVersion(SequenceReader<byte> line)
+    {
+        line.TryReadTo(out ReadOnlySequence<byte> text, (byte)'\n');
+        if (text.Length > _options.MaxRequestLineSize)
+        {
+            // The same answer as when the line arrives in pieces and outgrows the limit before its end.
+            ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
+        }
+        Span<byte> tail = stackalloc byte[10];
+        var end = text.Slice(Math.Max(0, text.Length - tail.Length));
+        end.CopyTo(tail);
+        if (!IsVersionSyntax(tail[..(int)end.Length]))
+        {
+            ProxyThrow.BadRequest("Malformed HTTP-version.");
+        }
+    }
+
+    // SP "HTTP/" DIGIT "." DIGIT CR: how a request line with a well-formed version ends.
+    private static bool IsVersionSyntax(ReadOnlySpan<byte> tail) =>
+        tail.Length == 10 && tail.StartsWith(" HTTP/"u8) && char.IsAsciiDigit((char)tail[6]) && tail[7] == '.' &&
+        char.IsAsciiDigit((char)tail[8]) && tail[9] == HttpChars.CR;
+
+    /// <summary>
+    /// RFC 9112 §3: "A server that receives a method longer than any that it implements SHOULD respond with a 501". The
+    /// proxy forwards any method that fits in the request line with a target and version, so a method filling the first
+    /// maxRequestLineSize bytes is longer than any it implements: 501, not 414 (which RFC 9110 §15.5.15 keeps for the
+    /// target) and not 431. Bytes that cannot be a method get 400, as Kestrel's parser answers for a shorter line.
+    /// </summary>
+    private void CheckMethodWithinLimit(SequenceReader<byte> reader)
+    {
+        for (var i = 0; i < _options.MaxRequestLineSize; i++)
+        {
+            reader.TryRead(out var b);
+            if (!HttpChars.IsTokenChar(b))
+            {
+                if (b != HttpChars.SP || i == 0)
+                {
+                    ProxyThrow.BadRequest("Invalid method token.");
+                }
+                return;
+            }
+        }
+        ProxyThrow.Throw(ProxyError.NotImplemented, "Method longer than maxRequestLineSize.");
     }
 
     /// <summary>Forgets the last request and gives the buffers back to the pool (spans handed out are invalid after this).</summary>
@@ -169,6 +238,12 @@ internal sealed class RequestHead
         if (!HttpChars.IsToken(method))
         {
             ProxyThrow.BadRequest("Invalid method token.");
+        }
+        // Before anything is copied (a long target would otherwise overflow the head's buffer with 431), and with the
+        // answer the line gets when it arrives in pieces (Parse).
+        if (RequestLineLength > _options.MaxRequestLineSize)
+        {
+            ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
         }
         // RFC 9110 §9.3.6: CONNECT asks for a tunnel, which this proxy does not provide (by design).
         if (Method == KestrelMethod.Connect)
@@ -221,9 +296,10 @@ internal sealed class RequestHead
         var rest = target[schemeLength..];
         var end = rest.IndexOfAny((byte)'/', (byte)'?');
         var authority = end < 0 ? rest : rest[..end];
-        if (authority.IsEmpty || !HttpChars.IsHost(authority))
+        // RFC 9112 §3.2.2: this authority becomes the Host sent downstream, so it is held to the same rule as a Host.
+        if (HostSyntax.Check(authority) != HostCheck.Forwardable)
         {
-            ProxyThrow.BadRequest("Invalid authority in absolute-form request-target.");
+            ProxyThrow.BadRequest("Invalid or not forwardable authority in absolute-form request-target.");
         }
         _authorityStart = _length;
         _authorityLength = Append(authority);
@@ -269,10 +345,11 @@ internal sealed class RequestHead
         {
             case HeaderKind.Host:
                 // RFC 9112 §3.2: more than one Host, or an invalid one, MUST be answered with 400.
-                if (_hostIndex >= 0 || !HttpChars.IsHost(value))
+                if (_hostIndex >= 0)
                 {
-                    ProxyThrow.BadRequest("Duplicate or invalid Host header.");
+                    ProxyThrow.BadRequest("Duplicate Host header.");
                 }
+                CheckHost(value);
                 _hostIndex = HeaderCount - 1;
                 break;
             case HeaderKind.ContentLength:
@@ -280,6 +357,33 @@ internal sealed class RequestHead
                 break;
             case HeaderKind.TransferEncoding:
                 _transferEncodingCount++;
+                break;
+        }
+    }
+
+    // The request line came first, so the target's form is known here.
+    private void CheckHost(ReadOnlySpan<byte> value)
+    {
+        // RFC 9112 §3.2.2: with absolute-form the received Host is ignored (replaced by the target's authority), so only
+        // a syntactically invalid one is refused (§3.2); an empty Host is what a client sends for an empty authority.
+        var absoluteForm = _authorityStart >= 0;
+        if (value.IsEmpty)
+        {
+            // RFC 9112 §3.2 / RFC 9110 §4.2.1, §7.2: with origin-form (or asterisk-form) the Host is the target URI's
+            // authority, and an http URI with an empty host MUST be rejected as invalid.
+            if (!absoluteForm)
+            {
+                ProxyThrow.BadRequest("Empty Host header with an origin-form or asterisk-form target.");
+            }
+            return;
+        }
+        switch (HostSyntax.Check(value))
+        {
+            case HostCheck.Invalid:
+                ProxyThrow.BadRequest("Invalid Host header.");
+                break;
+            case HostCheck.NotForwardable when !absoluteForm:
+                ProxyThrow.BadRequest("Host header valid but not forwardable (reg-name beyond DNS syntax, IPvFuture or port above 65535).");
                 break;
         }
     }
