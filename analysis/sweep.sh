@@ -7,8 +7,8 @@
 # usage: analysis/sweep.sh [options] [SCENARIO...]
 #   SCENARIO             default: every scenario of benchmarks.yml (direct nginx haproxy yarp, the four llrp-*
 #                        variants, httpclientproxy)
-#   --quick              try the pipeline in a few minutes: 1 round, 1 s + 2 s runs, connections 32 64, size 1 KB
-#                        (too short for steady state: for trying the scripts only)
+#   --quick              try the pipeline in a few minutes: 1 round, 1 s + 2 s runs, connections 32 64, size 1 KB,
+#                        no adaptive warm-up or retries (too short for steady state: for trying the scripts only)
 #   --budget-minutes M   stop starting runs once M minutes are used (default 180; 6 with --quick); the measured
 #                        duration shrinks to fit the plan, down to 10 s; the warm-up never shrinks
 #   --rounds N           rounds (default 3); each round runs every point once, scenarios interleaved inside
@@ -17,6 +17,9 @@
 #                        10 B, Downstream's default body, is the base point itself)
 #   --base-connections C connections for the size sweep and the PGO points (default 64)
 #   --duration S / --warmup S   fixed seconds per run (default warm-up: 20 s, run-local.sh's; docs/methodology.md)
+#   --warmup-max S       .NET scenarios: adaptive warm-up until the proxy's JIT is quiet, at most S seconds
+#                        (run-local.sh's --warmup-max, default 60; 0: fixed warm-up)
+#   --steady-retries N   run an unsteady run again, at most N more times (run-local.sh's, default 2)
 #   --pgo | --no-pgo     also run the .NET variants with run-local's --pgo and --nopgo at the base point
 #                        (default: on, except with --quick)
 #   --pin                pass --pin to run-local.sh (wrk on CPU 0, proxy + origin on CPU 1)
@@ -40,6 +43,7 @@ RUN_LOCAL="$ROOT/crank/run-local.sh"
 SWEEP_COMMAND="analysis/sweep.sh$(printf ' %q' "$@")"
 
 quick=0 budget_min="" rounds="" conns="" sizes="" base_c=64 fixed_d="" fixed_w="" pgo="" pin=0
+warmup_max="" steady_retries=""
 proxy_port=18080 origin_port=18081 out="" dry=0 report=1 install=1 fallback=0
 scenarios=()
 # Seconds a run costs beyond warm-up + measured time (start origin and proxy, readiness, stop, JSON), and a
@@ -47,6 +51,11 @@ scenarios=()
 # running averages replace them once the sweep has timed its own invocations.
 RUN_OVERHEAD=6
 INVOCATION_OVERHEAD=10
+# The expected cost of steadiness on top of that, per run, from a trial sitting on the 2-core box
+# (docs/methodology.md, "Warm-up"): the adaptive warm-up of a .NET run past its 20 s minimum, and retries, about
+# one run in eight there (the estimate adds an eighth of a run to every run).
+ADAPTIVE_EXTRA=10
+RETRY_SHARE=8
 
 die() { echo "sweep: $*" >&2; exit 2; }
 need_int() { [[ "$2" =~ ^[0-9]+$ ]] || die "$1 needs a whole number, got '$2'"; }
@@ -62,6 +71,8 @@ while [ $# -gt 0 ]; do
     --base-connections) need_int "$1" "${2:-}"; base_c="$2"; shift 2 ;;
     --duration) need_int "$1" "${2:-}"; fixed_d="$2"; shift 2 ;;
     --warmup) need_int "$1" "${2:-}"; fixed_w="$2"; shift 2 ;;
+    --warmup-max) need_int "$1" "${2:-}"; warmup_max="$2"; shift 2 ;;
+    --steady-retries) need_int "$1" "${2:-}"; steady_retries="$2"; shift 2 ;;
     --pgo) pgo=1; shift ;;
     --no-pgo) pgo=0; shift ;;
     --pin) pin=1; shift ;;
@@ -71,7 +82,7 @@ while [ $# -gt 0 ]; do
     --no-report) report=0; shift ;;
     --no-install) install=0; shift ;;
     --fallback) fallback=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     -*) die "unknown option $1 (--help)" ;;
     *) scenarios+=("$1"); shift ;;
   esac
@@ -79,6 +90,8 @@ done
 
 if [ "$quick" = 1 ]; then
   : "${budget_min:=6}" "${rounds:=1}" "${conns:=32,64}" "${sizes:=1024}" "${pgo:=0}" "${fixed_d:=2}" "${fixed_w:=1}"
+  # Too short to be steady anyway: no adaptive warm-up, no retries.
+  : "${warmup_max:=0}" "${steady_retries:=0}"
 else
   : "${budget_min:=180}" "${rounds:=3}" "${conns:=64,256}" "${sizes:=}" "${pgo:=1}"
   # run-local.sh's default warm-up, the steady-state floor (docs/methodology.md).
@@ -135,16 +148,26 @@ if [ "$pgo" = 1 ]; then
   points+=("c$base_c-s10-nopgo|$base_c|/|nopgo|${dotnet_scenarios[*]}")
 fi
 
-runs_per_round=0
+runs_per_round=0 dotnet_runs_per_round=0
 for p in "${points[@]}"; do
   IFS='|' read -r _ _ _ _ list <<< "$p"
   read -r -a ss <<< "$list"
   runs_per_round=$(( runs_per_round + ${#ss[@]} ))
+  for s in "${ss[@]}"; do if dotnet_scenario "$s"; then dotnet_runs_per_round=$((dotnet_runs_per_round + 1)); fi; done
 done
 budget_s=$(( budget_min * 60 ))
 report_reserve=$(( report ? 45 : 0 ))
-estimate() {  # estimate WARMUP DURATION -> seconds for the whole plan
-  echo $(( rounds * (${#points[@]} * INVOCATION_OVERHEAD + runs_per_round * ($1 + $2 + RUN_OVERHEAD)) + report_reserve ))
+# run-local.sh's defaults when not given here.
+: "${warmup_max:=60}" "${steady_retries:=2}"
+adaptive=$(( warmup_max > fixed_w ? 1 : 0 ))
+estimate() {  # estimate WARMUP DURATION -> seconds for the whole plan: typical adaptive warm-up and retries
+  local run=$(( $1 + $2 + RUN_OVERHEAD ))
+  echo $(( rounds * (${#points[@]} * INVOCATION_OVERHEAD + runs_per_round * run + dotnet_runs_per_round * adaptive * ADAPTIVE_EXTRA
+    + (steady_retries > 0 ? runs_per_round * run / RETRY_SHARE : 0)) + report_reserve ))
+}
+longest() {  # longest WARMUP DURATION -> seconds when every .NET run warms up to the cap and every run takes every attempt
+  echo $(( rounds * (${#points[@]} * INVOCATION_OVERHEAD + (1 + steady_retries) * (runs_per_round * ($1 + $2 + RUN_OVERHEAD)
+    + dotnet_runs_per_round * adaptive * (warmup_max - $1))) + report_reserve ))
 }
 warmup="$fixed_w"
 if [ -n "$fixed_d" ]; then
@@ -170,7 +193,7 @@ for p in "${points[@]}"; do
   IFS='|' read -r name c path profile list <<< "$p"
   log "  $name: -c $c, path $path${profile:+, --$profile}: $list"
 done
-log "estimate: ~$(( (total_estimate + 59) / 60 )) min of a ${budget_min} min budget; results: ${out#"$ROOT"/}"
+log "estimate: ~$(( (total_estimate + 59) / 60 )) min of a ${budget_min} min budget (with the typical adaptive warm-up and retries; at most ~$(( ($(longest "$warmup" "$duration") + 59) / 60 )) min if every .NET run needed the ${warmup_max}s cap and every run all $((steady_retries + 1)) attempts); results: ${out#"$ROOT"/}"
 if [ "$total_estimate" -gt "$budget_s" ]; then
   warn "the plan does not fit the budget even with ${warmup}s + ${duration}s runs: the last rounds will be cut (fewer points, sizes or rounds, or a larger --budget-minutes)"
 fi
@@ -285,7 +308,8 @@ for ((r = 1; r <= rounds; r++)); do
       first_state="$state"
     fi
     # --no-report: one report over the whole sweep at the end.
-    args=(--rounds 1 --warmup "$warmup" --duration "$duration" --connections "$c" --path "$path" --no-report
+    args=(--rounds 1 --warmup "$warmup" --warmup-max "$warmup_max" --steady-retries "$steady_retries"
+          --duration "$duration" --connections "$c" --path "$path" --no-report
           --proxy-port "$proxy_port" --downstream-port "$origin_port" --json-dir "$dir")
     [ -z "$profile" ] || args+=("--$profile")
     [ "$pin" = 0 ] || args+=(--pin)

@@ -12,7 +12,7 @@
 # The measured wrk runs as a child; its PID is announced on stderr as "##ChildProcessId:<pid>" (crank's
 # protocol) so that a crank agent measures wrk's CPU and memory, not this script's.
 #
-# usage: wrk-job.sh [-w WARMUP_S] [-d DURATION_S] [-t THREADS] [-c CONNECTIONS] [--timeout S]
+# usage: wrk-job.sh [-w WARMUP_S] [--warmup-max S] [-d DURATION_S] [-t THREADS] [-c CONNECTIONS] [--timeout S]
 #                   [--headers plaintext|none] [-H 'Name: value']... [--max-errors N] URL
 #
 # Defaults: -t 1 -c 64 (a 2-core box runs load, proxy and origin at once), 20 s warm-up + 15 s
@@ -20,8 +20,13 @@
 # "--headers plaintext" (default) adds the two headers of crank's "plaintext" preset
 # (Accept: text/plain,... and Connection: keep-alive) so every scenario sends the same request.
 #
+# Adaptive warm-up: with --warmup-max S (> WARMUP_S) and WRK_JOB_WARM_PROBE set, the warm-up load runs at least
+# WARMUP_S seconds and then until the probe says the server is warm, at most S seconds in all (one wrk run, stopped
+# with SIGINT); the job prints "wrk-job: warm-up: N s, warm|cap" and, at the cap, statistics "warmup/capped" = 1.
+#
 # Environment:
 #   WRK            wrk binary (default: wrk on PATH)
+#   WRK_JOB_WARM_PROBE  optional executable, run once a second after the minimum warm-up; exit 0 = warm
 #   WRK_JOB_HOOK   optional executable, called as "$WRK_JOB_HOOK measure-start" right before the
 #                  measured run and "$WRK_JOB_HOOK measure-end" right after it. run-local.sh uses it
 #                  to sample the processes over exactly the measured window. Unset under crank.
@@ -40,12 +45,14 @@ preset=plaintext
 headers=()
 url=""
 max_errors=""
+warmup_max=""
 
 die() { echo "wrk-job: $*" >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
     -w|--warmup) warmup="${2:?}"; shift 2 ;;
+    --warmup-max) warmup_max="${2:?}"; shift 2 ;;
     -d|--duration) duration="${2:?}"; shift 2 ;;
     -t|--threads) threads="${2:?}"; shift 2 ;;
     -c|--connections) connections="${2:?}"; shift 2 ;;
@@ -53,7 +60,7 @@ while [ $# -gt 0 ]; do
     --headers) preset="${2:?}"; shift 2 ;;
     -H|--header) headers+=("${2:?}"); shift 2 ;;
     --max-errors) max_errors="${2:?}"; shift 2 ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) [ -z "$url" ] || die "more than one URL ($url, $1)"; url="$1"; shift ;;
   esac
@@ -63,7 +70,8 @@ done
 # crank passes seconds; also accept "15s".
 warmup="${warmup%s}"
 duration="${duration%s}"
-for v in "$warmup" "$duration" "$threads" "$connections" ${max_errors:+"$max_errors"}; do
+warmup_max="${warmup_max%s}"
+for v in "$warmup" "$duration" "$threads" "$connections" ${max_errors:+"$max_errors"} ${warmup_max:+"$warmup_max"}; do
   [[ "$v" =~ ^[0-9]+$ ]] || die "not a whole number: $v"
 done
 [ "$duration" -gt 0 ] || die "duration must be > 0"
@@ -96,7 +104,27 @@ if command -v curl > /dev/null; then
   [ "${first_code:-000}" = 000 ] || first_ms="$(awk -v s="$first_s" 'BEGIN { printf "%.0f", s * 1000 }')"
 fi
 
-if [ "$warmup" -gt 0 ]; then
+warm_capped="" warm_s="$warmup"
+if [ "$warmup" -gt 0 ] && [ -n "$warmup_max" ] && [ "$warmup_max" -gt "$warmup" ] && [ -n "${WRK_JOB_WARM_PROBE:-}" ]; then
+  echo "wrk-job: warm-up: wrk -d ${warmup_max}s$(printf ' %q' "${args[@]}") $url, stopped once $WRK_JOB_WARM_PROBE says warm after ${warmup}s"
+  warm_out="$(mktemp "${TMPDIR:-/tmp}/wrk-job-warm.XXXXXX")"
+  "$WRK" -d "${warmup_max}s" "${args[@]}" "$url" > "$warm_out" &
+  warm_pid=$!
+  warm_start=$(date +%s)
+  warm_state=cap
+  sleep "$warmup"
+  # kill -0: wrk still runs, i.e. the cap is not reached yet.
+  while kill -0 "$warm_pid" 2> /dev/null; do
+    if "$WRK_JOB_WARM_PROBE"; then warm_state=warm; kill -INT "$warm_pid" 2> /dev/null || true; break; fi
+    sleep 1
+  done
+  wait "$warm_pid" || true
+  # Warm-up output is shown but never parsed.
+  sed 's/^/  warm-up| /' "$warm_out"; rm -f "$warm_out"
+  warm_s=$(( $(date +%s) - warm_start ))
+  echo "wrk-job: warm-up: $warm_s s, $warm_state"
+  [ "$warm_state" = warm ] || warm_capped=1
+elif [ "$warmup" -gt 0 ]; then
   echo "wrk-job: warm-up: wrk -d ${warmup}s$(printf ' %q' "${args[@]}") $url"
   # Warm-up output is shown but never parsed.
   "$WRK" -d "${warmup}s" "${args[@]}" "$url" | sed 's/^/  warm-up| /'
@@ -130,7 +158,7 @@ cat "$report"
 #   Requests/sec:  24683.12
 #   Transfer/sec:      2.94MB
 ts="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)"
-if ! awk -v ts="$ts" -v first="$first_ms" -v CONVFMT=%.10g '
+if ! awk -v ts="$ts" -v first="$first_ms" -v capped="$warm_capped" -v warm="$warm_s" -v CONVFMT=%.10g '
   function ms(s,   n, u) {
     n = s; sub(/[a-z]+$/, "", n); u = s; sub(/^[0-9.]+/, "", u)
     if (u == "us") return n / 1000
@@ -175,6 +203,8 @@ if ! awk -v ts="$ts" -v first="$first_ms" -v CONVFMT=%.10g '
     if (p90 != "") m[++n] = "wrk/latency/90;http/latency/90|Max|Max|Latency 90th (ms)|Latency 90th (ms)|n2|" p90
     if (p99 != "") m[++n] = "wrk/latency/99;http/latency/99|Max|Max|Latency 99th (ms)|Latency 99th (ms)|n2|" p99
     if (first != "") m[++n] = "http/firstrequest|Max|Max|First Request (ms)|Time to first request in ms|n0|" first
+    m[++n] = "warmup/seconds|Max|Max|Warm-up (s)|Seconds of load before the measured run|n0|" warm
+    if (capped != "") m[++n] = "warmup/capped|Max|Max|Warm-up capped|1: the adaptive warm-up reached --warmup-max before the server was warm|n0|1"
     meta = ""; meas = ""
     for (i = 1; i <= n; i++) {
       split(m[i], f, "|")

@@ -35,6 +35,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
             _md.AppendLine("<!-- table:start -->").Append(HeadlineTable).AppendLine("<!-- table:end -->").AppendLine();
             PointTables(h, charts: true);
         }
+        new LayerCosts(_a, _md).Write(Headline);
         ConnectionSweep();
         SizeSweep();
         Pgo();
@@ -133,8 +134,8 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
     private string ReadmeTable(Point p)
     {
         var t = new StringBuilder();
-        t.AppendLine("| scenario | RPS median (min–max) | vs full YARP | vs best of nginx/HAProxy | R = RPS/direct | p99 ms | proxy CPU µs/request | allocated B/request | steady (runs) |");
-        t.AppendLine("|---|--:|--:|--:|--:|--:|--:|--:|---|");
+        t.AppendLine("| scenario | RPS median (min–max) | vs full YARP | vs best of nginx/HAProxy | R = RPS/direct | p99 ms | proxy CPU µs/request | allocated B/request | steady runs | retries |");
+        t.AppendLine("|---|--:|--:|--:|--:|--:|--:|--:|---|--:|");
         foreach (var s in _a.At(p))
         {
             var name = s.Scenario switch
@@ -148,7 +149,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
             t.AppendLine(CultureInfo.InvariantCulture,
                 $"| {name} | {Format.N0(s.Rps)} ({Format.N0(s.RpsMin)}–{Format.N0(s.RpsMax)}) | {(isDirect ? "" : Format.Ratio(_a.VsYarp(s)))} | " +
                 $"{(isDirect ? "" : Format.Ratio(_a.VsBestNative(s)))} | {(isDirect ? "" : Format.Ratio(_a.R(s)))} | {Format.Auto(s.P99Ms)} | " +
-                $"{(isDirect ? "" : Format.F(s.CpuUsPerRequest, 1))} | {alloc} | {s.SteadyLabel} |");
+                $"{(isDirect ? "" : Format.F(s.CpuUsPerRequest, 1))} | {alloc} | {s.SteadyLabel} | {s.Retries} |");
         }
         return t.ToString();
     }
@@ -322,7 +323,9 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
             "CPU µs/request: Δ(utime+stime) of the proxy process over the window / wrk's completed requests (`proc/cpu/per-request`); under crank, LLRP's own `llrp/cpu-per-request` over its statsWindow; `~` marks an estimate from CPU % × cores / RPS where a file has neither.");
         _md.AppendLine("- Allocated B/request: the proxy's own `llrp/allocated-per-request`: GC.GetTotalAllocatedBytes of the whole process over the measured window (its statsWindow, to one second) / the requests it completed in that window. " +
             "`not reported` for a .NET variant whose process prints no such measurement.");
-        _md.AppendLine("- Steady: the proxy's CPU µs/request in the first and the second half of the measured window agree within the tolerance (`steady/*`, default ±10 % of their mean); `a/b` = runs that passed / runs checked.");
+        _md.AppendLine("- Steady: the proxy's CPU µs/request in the first and the second half of the measured window agree within the tolerance (`steady/*`, default ±15 % of their mean) " +
+            "and a .NET proxy JIT-compiled at most the limit of methods in the window (`jit/methods-in-window`, default 10); `a/b` = runs that passed / runs checked. " +
+            "run-local.sh runs an unsteady run again (default up to 2 retries) and keeps the last attempt; retries = those extra attempts over the rounds.");
         _md.AppendLine("- Working set: the highest 1 s VmRSS sample in the measured window (`benchmarks/working-set`, crank's meaning); peak WS: VmHWM, largest over rounds. For `direct` these are the origin's.");
         _md.AppendLine("- Little's law: connections / mean latency / RPS; about 1 for closed-loop wrk. Far from 1 means wrk itself was the bottleneck or the run was disturbed.");
         _md.AppendLine();
@@ -362,8 +365,15 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         foreach (var r in runs.Where(r => (r.Proxy ?? r.Downstream)?.Steady is { Ok: false }))
         {
             var st = (r.Proxy ?? r.Downstream)!.Steady!;
+            var jit = st.JitMethods is { } j ? string.Create(CultureInfo.InvariantCulture, $"; {j:F0} methods JIT-compiled in the window (limit {st.JitLimit:F0})") : "";
             _missing.Add(string.Create(CultureInfo.InvariantCulture,
-                $"**Not steady**: `{Path.GetRelativePath(resultsDir, r.File)}` ({r.Scenario}, round {r.Round}): CPU µs/request {st.FirstHalf:F1} in the first half of the measured window, {st.SecondHalf:F1} in the second ({st.ChangePercent:+0.0;-0.0} %, tolerance ±{st.TolerancePercent:F0} %)."));
+                $"**Not steady** after {r.Attempts} attempt(s): `{Path.GetRelativePath(resultsDir, r.File)}` ({r.Scenario}, round {r.Round}): CPU µs/request {st.FirstHalf:F1} in the first half of the measured window, {st.SecondHalf:F1} in the second ({st.ChangePercent:+0.0;-0.0} %, tolerance ±{st.TolerancePercent:F0} %){jit}.") +
+                (r.AttemptHistory is { Length: > 0 } h ? $" Attempts: {Format.Inline(h)}." : ""));
+        }
+        foreach (var r in runs.Where(r => r.WarmupCapped))
+        {
+            _missing.Add(string.Create(CultureInfo.InvariantCulture,
+                $"Warm-up capped: `{Path.GetRelativePath(resultsDir, r.File)}` ({r.Scenario}, round {r.Round}) reached the adaptive warm-up's cap ({r.WarmupSeconds:F0} s) before the proxy's JIT went quiet."));
         }
         var warmups = metas.Select(m => m.Warmup).OfType<int>().Distinct().ToList();
         if (warmups.Count > 1)

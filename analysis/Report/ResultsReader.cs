@@ -189,6 +189,10 @@ internal static partial class ResultsReader
             Proxy = application is null ? null : ReadProcess(application.Prop("results"), loadFigures.Rps, processors),
             Downstream = downstream is null ? null : ReadProcess(downstream.Prop("results"), loadFigures.Rps, processors),
             Commit = properties.Prop("commit").Text() ?? runJson.Prop("commit").Text(),
+            Attempts = int.TryParse(properties.Prop("steadyAttempts").Text(), NumberStyles.None, CultureInfo.InvariantCulture, out var attempts) && attempts > 0 ? attempts : 1,
+            AttemptHistory = properties.Prop("steadyHistory").Text(),
+            WarmupSeconds = loadResults.FirstNumber("warmup/seconds"),
+            WarmupCapped = loadResults.FirstNumber("warmup/capped") is > 0,
             Mode = properties.Prop("mode").Text() ?? runJson.Prop("mode").Text() ?? (properties.Prop("runner") is null ? "crank" : null),
             Processors = processors,
         };
@@ -207,7 +211,10 @@ internal static partial class ResultsReader
         SocketErrors: r.FirstNumber("wrk/errors/socketerrors", "http/requests/errors"));
 
     /// <summary>Percent; the steadiness tolerance when a file does not state one (crank/run-local.sh's default).</summary>
-    public const double DefaultSteadyTolerance = 10;
+    public const double DefaultSteadyTolerance = 15;
+
+    /// <summary>Methods JIT-compiled in the window that still count as steady, when a file does not state it (run-local.sh's default).</summary>
+    public const double DefaultSteadyJitLimit = 10;
 
     private static ProcessFigures ReadProcess(JsonElement? r, double? rps, int? processors)
     {
@@ -238,20 +245,23 @@ internal static partial class ResultsReader
             WorkingSetMb: r.FirstNumber("benchmarks/working-set"),
             PeakWorkingSetMb: r.FirstNumber("proc/working-set/peak"),
             Threads: r.FirstNumber("proc/threads"),
-            Steady: ReadSteady(r));
+            Steady: ReadSteady(r),
+            JitMethodsInWindow: r.FirstNumber("jit/methods-in-window"));
     }
 
     private static Steadiness? ReadSteady(JsonElement? r)
     {
         var tolerance = r.FirstNumber("steady/tolerance") ?? DefaultSteadyTolerance;
+        var jit = r.FirstNumber("jit/methods-in-window");
+        var jitLimit = r.FirstNumber("steady/jit-limit") ?? DefaultSteadyJitLimit;
         if (r.FirstNumber("steady/first-half") is { } a && r.FirstNumber("steady/second-half") is { } b && a > 0 && b > 0)
         {
-            return new Steadiness(a, b, tolerance);
+            return new Steadiness(a, b, tolerance, jit, jitLimit);
         }
         // Under crank, LLRP's own halves (its statsWindow split in two).
         if (r.FirstNumber("llrp/cpu-per-request/first-half") is { } c && r.FirstNumber("llrp/cpu-per-request/second-half") is { } d && c > 0 && d > 0)
         {
-            return new Steadiness(c, d, tolerance);
+            return new Steadiness(c, d, tolerance, jit, jitLimit);
         }
         return null;
     }

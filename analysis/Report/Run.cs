@@ -8,17 +8,23 @@ internal sealed record LoadFigures(
 /// <summary>One process's figures over the measured window: the proxy's, or the downstream's for <c>direct</c>.</summary>
 internal sealed record ProcessFigures(
     double? CpuPercent, double? CoresPercent, double? CpuUsPerRequest, bool CpuPerRequestEstimated,
-    double? AllocatedPerRequest, double? WorkingSetMb, double? PeakWorkingSetMb, double? Threads, Steadiness? Steady);
+    double? AllocatedPerRequest, double? WorkingSetMb, double? PeakWorkingSetMb, double? Threads, Steadiness? Steady,
+    double? JitMethodsInWindow);
 
 /// <summary>
-/// The steady-state check of one run: CPU µs per request in the first and second half of the measured window, and
-/// whether they agree within the tolerance (percent of their mean).
+/// The steady-state check of one run: CPU µs per request in the first and second half of the measured window agree
+/// within the tolerance (percent of their mean), and a .NET process JIT-compiled at most <c>JitLimit</c> methods in
+/// the window (<c>JitMethods</c> is null for a process that reports none).
 /// </summary>
-internal sealed record Steadiness(double FirstHalf, double SecondHalf, double TolerancePercent)
+internal sealed record Steadiness(double FirstHalf, double SecondHalf, double TolerancePercent, double? JitMethods, double JitLimit)
 {
     public double ChangePercent => (SecondHalf - FirstHalf) / ((FirstHalf + SecondHalf) / 2) * 100;
 
-    public bool Ok => Math.Abs(ChangePercent) <= TolerancePercent;
+    public bool HalvesOk => Math.Abs(ChangePercent) <= TolerancePercent;
+
+    public bool JitOk => JitMethods is not { } j || j <= JitLimit;
+
+    public bool Ok => HalvesOk && JitOk;
 }
 
 /// <summary>
@@ -90,6 +96,13 @@ internal sealed class Run
     public string? Commit { get; init; }
     public string? Mode { get; init; }
     public int? Processors { get; init; }
+    /// <summary>Attempts run-local.sh made before keeping this run (1 + retries of unsteady attempts); 1 when not recorded.</summary>
+    public int Attempts { get; init; } = 1;
+    /// <summary>Each attempt's verdict, as run-local.sh recorded it.</summary>
+    public string? AttemptHistory { get; init; }
+    /// <summary>Seconds of load before the measured run, and whether the adaptive warm-up hit its cap.</summary>
+    public double? WarmupSeconds { get; init; }
+    public bool WarmupCapped { get; init; }
 }
 
 /// <summary>A run-local.sh run.json or sweep.sh sweep.json: the machine and the exact command of a set of runs.</summary>

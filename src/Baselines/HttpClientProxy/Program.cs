@@ -1,4 +1,5 @@
 using HttpClientProxy;
+using LLRP.Baselines;
 
 // The full ASP.NET Core stack as users deploy it: the default builder, routing, the middleware pipeline.
 var builder = WebApplication.CreateBuilder(args);
@@ -9,6 +10,15 @@ try
     options = ForwarderOptions.From(builder.Configuration);
 }
 catch (OptionsException e)
+{
+    Console.Error.WriteLine($"HttpClientProxy: {e.Message}");
+    return 2;
+}
+try
+{
+    JitActivity.Validate(builder.Configuration);
+}
+catch (FormatException e)
 {
     Console.Error.WriteLine($"HttpClientProxy: {e.Message}");
     return 2;
@@ -39,6 +49,8 @@ builder.Services.AddSingleton(options);
 builder.Services.AddSingleton<Forwarder>();
 
 var app = builder.Build();
+// --statsInterval / --statsWindow: the JIT activity of the measured window, for the runner's steadiness check.
+JitActivity.Attach(app.Configuration, app.Lifetime);
 var forwarder = app.Services.GetRequiredService<Forwarder>();
 // Every method and path goes to the downstream through endpoint routing, the way an HttpClient proxy is written.
 app.Map("/{**path}", (RequestDelegate)forwarder.ForwardAsync);

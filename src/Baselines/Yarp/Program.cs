@@ -1,4 +1,5 @@
 using System.Globalization;
+using LLRP.Baselines;
 
 // Full YARP as users deploy it: the default builder, AddReverseProxy().LoadFromConfig(...), MapReverseProxy() with one
 // catch-all route to one cluster. The configuration is the "ReverseProxy" section users write in appsettings.json;
@@ -9,6 +10,7 @@ Dictionary<string, string?> proxyConfig;
 try
 {
     proxyConfig = ReverseProxySection(builder.Configuration);
+    JitActivity.Validate(builder.Configuration);
 }
 catch (FormatException e)
 {
@@ -36,6 +38,8 @@ builder.WebHost.ConfigureKestrel(k => k.AddServerHeader = false);
 builder.Services.AddReverseProxy().LoadFromConfig(builder.Configuration.GetSection("ReverseProxy"));
 
 var app = builder.Build();
+// --statsInterval / --statsWindow: the JIT activity of the measured window, for the runner's steadiness check.
+JitActivity.Attach(app.Configuration, app.Lifetime);
 app.MapReverseProxy();
 await app.RunAsync();
 return 0;

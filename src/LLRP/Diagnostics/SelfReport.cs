@@ -15,7 +15,9 @@ namespace LLRP.Diagnostics;
 /// served. With statsWindow = the load's measured duration, the window is the measured run (to one statsInterval),
 /// warm-up and start-up excluded, and it stays put once the load stops, so crank's "Last" aggregate is that window.
 /// statsWindow = 0 reports everything from the first interval that served requests (warm-up included).
-/// The window is also split in two halves by time, so that a runner can check that the proxy was steady.
+/// The window is also split in two halves by time, so that a runner can check that the proxy was steady. The
+/// methods the JIT compiled in the window and in each half (System.Runtime.JitInfo) tell a runner whether tiered
+/// compilation was still replacing code while the window was measured.
 /// </remarks>
 internal sealed class SelfReport : IDisposable
 {
@@ -39,7 +41,7 @@ internal sealed class SelfReport : IDisposable
 
     private Sample Now() =>
         new(TimeSpan.FromTicks(Environment.TickCount64 * TimeSpan.TicksPerMillisecond), _server.Requests,
-            GC.GetTotalAllocatedBytes(), Environment.CpuUsage.TotalTime);
+            GC.GetTotalAllocatedBytes(), Environment.CpuUsage.TotalTime, System.Runtime.JitInfo.GetCompiledMethodCount(currentThread: false));
 
     private void Tick()
     {
@@ -66,7 +68,7 @@ internal sealed class SelfReport : IDisposable
         }
         var inWindow = w.Requests > 0
             ? string.Create(CultureInfo.InvariantCulture,
-                $"over the {w.Seconds:F1} s window: {w.Requests} requests, {w.AllocatedPerRequest:F1} bytes/request, {w.CpuUsPerRequest:F1} us CPU/request.")
+                $"over the {w.Seconds:F1} s window: {w.Requests} requests, {w.AllocatedPerRequest:F1} bytes/request, {w.CpuUsPerRequest:F1} us CPU/request, {w.JitMethods} methods JIT-compiled ({w.FirstHalfJitMethods} + {w.SecondHalfJitMethods} by half).")
             : "no requests in the window.";
         return string.Create(CultureInfo.InvariantCulture,
             $"LLRP served {_server.Requests} requests, rejected {_server.Rejected}, allocated {GC.GetTotalAllocatedBytes()} bytes in all; {inWindow}");
@@ -94,7 +96,11 @@ internal sealed class SelfReport : IDisposable
         Meta(sb, "llrp/cpu-per-request", "Last", "Avg", "CPU us/request", "Process CPU time per request in the measured window (us)", "n2").Append(',');
         Meta(sb, "llrp/cpu-per-request/first-half", "Last", "Avg", "CPU us/request, 1st half", "Process CPU time per request in the first half of the window (us)", "n2").Append(',');
         Meta(sb, "llrp/cpu-per-request/second-half", "Last", "Avg", "CPU us/request, 2nd half", "Process CPU time per request in the second half of the window (us)", "n2").Append(',');
-        Meta(sb, "llrp/window", "Last", "Max", "Window (s)", "Seconds the window covers", "n1");
+        Meta(sb, "llrp/window", "Last", "Max", "Window (s)", "Seconds the window covers", "n1").Append(',');
+        Meta(sb, "jit/methods", "Max", "Max", "JIT methods (all)", "Methods the JIT compiled since the process started", "n0").Append(',');
+        Meta(sb, "jit/methods-in-window", "Last", "Max", "JIT methods (window)", "Methods the JIT compiled in the measured window", "n0").Append(',');
+        Meta(sb, "jit/methods/first-half", "Last", "Max", "JIT methods, 1st half", "Methods the JIT compiled in the first half of the window", "n0").Append(',');
+        Meta(sb, "jit/methods/second-half", "Last", "Max", "JIT methods, 2nd half", "Methods the JIT compiled in the second half of the window", "n0");
         sb.Append("],\"Measurements\":[");
         Measure(sb, now, "llrp/requests", w.Requests).Append(',');
         Measure(sb, now, "llrp/requests/total", _server.Requests).Append(',');
@@ -103,7 +109,11 @@ internal sealed class SelfReport : IDisposable
         Measure(sb, now, "llrp/cpu-per-request", w.CpuUsPerRequest).Append(',');
         Measure(sb, now, "llrp/cpu-per-request/first-half", w.FirstHalfCpuUsPerRequest).Append(',');
         Measure(sb, now, "llrp/cpu-per-request/second-half", w.SecondHalfCpuUsPerRequest).Append(',');
-        Measure(sb, now, "llrp/window", w.Seconds);
+        Measure(sb, now, "llrp/window", w.Seconds).Append(',');
+        Measure(sb, now, "jit/methods", System.Runtime.JitInfo.GetCompiledMethodCount(currentThread: false)).Append(',');
+        Measure(sb, now, "jit/methods-in-window", w.JitMethods).Append(',');
+        Measure(sb, now, "jit/methods/first-half", w.FirstHalfJitMethods).Append(',');
+        Measure(sb, now, "jit/methods/second-half", w.SecondHalfJitMethods);
         return sb.Append("]}\n#EndJobStatistics\n").ToString();
     }
 
@@ -118,12 +128,13 @@ internal sealed class SelfReport : IDisposable
 }
 
 /// <summary>Cumulative counters at one instant.</summary>
-internal readonly record struct Sample(TimeSpan At, long Requests, long AllocatedBytes, TimeSpan Cpu);
+internal readonly record struct Sample(TimeSpan At, long Requests, long AllocatedBytes, TimeSpan Cpu, long JitMethods);
 
 /// <summary>Figures between two samples; per-request values are NaN when no request completed.</summary>
 internal readonly record struct WindowFigures(
     double Seconds, long Requests, double AllocatedPerRequest, double CpuUsPerRequest,
-    double FirstHalfCpuUsPerRequest, double SecondHalfCpuUsPerRequest)
+    double FirstHalfCpuUsPerRequest, double SecondHalfCpuUsPerRequest,
+    long JitMethods, long FirstHalfJitMethods, long SecondHalfJitMethods)
 {
     public static WindowFigures Between(Sample from, Sample mid, Sample to) => new(
         (to.At - from.At).TotalSeconds,
@@ -131,7 +142,8 @@ internal readonly record struct WindowFigures(
         PerRequest(to.AllocatedBytes - from.AllocatedBytes, to.Requests - from.Requests),
         PerRequest((to.Cpu - from.Cpu).Ticks / (double)TimeSpan.TicksPerMicrosecond, to.Requests - from.Requests),
         PerRequest((mid.Cpu - from.Cpu).Ticks / (double)TimeSpan.TicksPerMicrosecond, mid.Requests - from.Requests),
-        PerRequest((to.Cpu - mid.Cpu).Ticks / (double)TimeSpan.TicksPerMicrosecond, to.Requests - mid.Requests));
+        PerRequest((to.Cpu - mid.Cpu).Ticks / (double)TimeSpan.TicksPerMicrosecond, to.Requests - mid.Requests),
+        to.JitMethods - from.JitMethods, mid.JitMethods - from.JitMethods, to.JitMethods - mid.JitMethods);
 
     private static double PerRequest(double amount, long requests) => requests > 0 ? amount / requests : double.NaN;
 }

@@ -1,0 +1,184 @@
+using System.Globalization;
+
+namespace LLRP.Baselines;
+
+/// <summary>
+/// The baselines' JIT activity over the measured window, printed as crank's stdout statistics block
+/// (#StartJobStatistics ... #EndJobStatistics) every statsInterval and at shutdown, under the names LLRP's own
+/// report uses (jit/methods, jit/methods-in-window, jit/methods/first-half, jit/methods/second-half), so that a runner
+/// can tell a window measured while tiered compilation was still replacing code from a steady one.
+/// </summary>
+/// <remarks>
+/// The baselines count no requests: counting them would add code to the very pipeline being measured. The window is
+/// therefore the last statsWindow seconds that end with the last interval in which the process was busy (at least
+/// <see cref="BusyCoreFraction"/> of one core): with statsWindow = the load's measured duration, that is the measured
+/// run to one interval, as for LLRP's request-based window. The same file is linked into both baselines.
+/// </remarks>
+internal sealed class JitActivity : IDisposable
+{
+    // An idle Kestrel process uses well under 1 % of a core; under the benchmark's load a proxy uses most of one. A
+    // fifth of a core separates the two with room on either side.
+    private const double BusyCoreFraction = 0.2;
+
+    // One sample per interval; 4096 covers over an hour at 1 s, far more than any window worth measuring.
+    private const int MaxSamples = 4096;
+
+    private readonly List<(TimeSpan At, TimeSpan Cpu, long Methods)> _samples = [];
+    private readonly TimeSpan _window;
+    private readonly Timer? _timer;
+
+    private JitActivity(TimeSpan interval, TimeSpan window)
+    {
+        _window = window;
+        _samples.Add(Now());
+        if (interval > TimeSpan.Zero)
+        {
+            _timer = new Timer(static s => ((JitActivity)s!).Tick(), this, interval, interval);
+        }
+    }
+
+    /// <summary>
+    /// Starts the report from --statsInterval (seconds between blocks, 0 = off, the default) and --statsWindow (seconds
+    /// the window covers, 0 = since the first busy interval); prints a last block when the application stops.
+    /// </summary>
+    /// <exception cref="FormatException">An option is not a number of seconds from 0 to 86400.</exception>
+    public static void Attach(IConfiguration config, IHostApplicationLifetime lifetime)
+    {
+        var interval = Seconds(config, "statsInterval");
+        var window = Seconds(config, "statsWindow");
+        if (interval == TimeSpan.Zero)
+        {
+            return;
+        }
+        var report = new JitActivity(interval, window);
+        lifetime.ApplicationStopped.Register(() =>
+        {
+            report.Dispose();
+            Console.Out.Write(report.Block(add: true));
+        });
+    }
+
+    /// <summary>Reads an option now, so that a bad value stops the process before it starts listening.</summary>
+    public static void Validate(IConfiguration config)
+    {
+        _ = Seconds(config, "statsInterval");
+        _ = Seconds(config, "statsWindow");
+    }
+
+    private static TimeSpan Seconds(IConfiguration config, string name)
+    {
+        if (config[name] is not { Length: > 0 } value)
+        {
+            return TimeSpan.Zero;
+        }
+        if (!double.TryParse(value, NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture, out var seconds) || seconds > 86_400)
+        {
+            throw new FormatException($"--{name} '{value}' is not 0 (off) or a number of seconds up to 86400.");
+        }
+        return TimeSpan.FromSeconds(seconds);
+    }
+
+    private static (TimeSpan, TimeSpan, long) Now() =>
+        (TimeSpan.FromMilliseconds(Environment.TickCount64), Environment.CpuUsage.TotalTime, System.Runtime.JitInfo.GetCompiledMethodCount(currentThread: false));
+
+    private void Tick()
+    {
+        string block;
+        lock (_samples)
+        {
+            var before = _samples[^1];
+            block = Block(add: true);
+            var after = _samples[^1];
+            // Only while busy: once the load stops, the last block printed describes the measured window.
+            if (!Busy(before, after))
+            {
+                return;
+            }
+        }
+        Console.Out.Write(block);
+    }
+
+    private static bool Busy((TimeSpan At, TimeSpan Cpu, long Methods) from, (TimeSpan At, TimeSpan Cpu, long Methods) to) =>
+        to.At > from.At && (to.Cpu - from.Cpu) >= (to.At - from.At) * BusyCoreFraction;
+
+    private string Block(bool add)
+    {
+        lock (_samples)
+        {
+            if (add)
+            {
+                _samples.Add(Now());
+                if (_samples.Count > MaxSamples)
+                {
+                    _samples.RemoveAt(0);
+                }
+            }
+            var (inWindow, firstHalf, secondHalf, seconds) = Window();
+            var now = DateTime.UtcNow.ToString("o", CultureInfo.InvariantCulture);
+            string Meta(string name, string aggregate, string shortDescription, string longDescription) =>
+                $"{{\"Source\":\"baseline\",\"Name\":\"{name}\",\"Aggregate\":\"{aggregate}\",\"Reduce\":\"Max\",\"ShortDescription\":\"{shortDescription}\",\"LongDescription\":\"{longDescription}\",\"Format\":\"n0\"}}";
+            string Measure(string name, double value) =>
+                string.Create(CultureInfo.InvariantCulture, $"{{\"Timestamp\":\"{now}\",\"Name\":\"{name}\",\"Value\":{value:0.###}}}");
+            return "#StartJobStatistics\n{\"Metadata\":[" +
+                Meta("jit/methods", "Max", "JIT methods (all)", "Methods the JIT compiled since the process started") + "," +
+                Meta("jit/methods-in-window", "Last", "JIT methods (window)", "Methods the JIT compiled in the measured window") + "," +
+                Meta("jit/methods/first-half", "Last", "JIT methods, 1st half", "Methods the JIT compiled in the first half of the window") + "," +
+                Meta("jit/methods/second-half", "Last", "JIT methods, 2nd half", "Methods the JIT compiled in the second half of the window") + "," +
+                Meta("jit/window", "Last", "JIT window (s)", "Seconds the JIT window covers") +
+                "],\"Measurements\":[" +
+                Measure("jit/methods", _samples[^1].Methods) + "," + Measure("jit/methods-in-window", inWindow) + "," +
+                Measure("jit/methods/first-half", firstHalf) + "," + Measure("jit/methods/second-half", secondHalf) + "," +
+                Measure("jit/window", seconds) +
+                "]}\n#EndJobStatistics\n";
+        }
+    }
+
+    /// <summary>Methods compiled in the window and its two halves (split at the sample nearest the middle).</summary>
+    private (long InWindow, long FirstHalf, long SecondHalf, double Seconds) Window()
+    {
+        // End: the last sample that closed a busy interval.
+        var end = _samples.Count - 1;
+        while (end > 0 && !Busy(_samples[end - 1], _samples[end]))
+        {
+            end--;
+        }
+        if (end == 0)
+        {
+            return default;
+        }
+        var start = end;
+        if (_window > TimeSpan.Zero)
+        {
+            var target = _samples[end].At - _window;
+            while (start > 0 && _samples[start - 1].At >= target - ((_samples[start].At - _samples[start - 1].At) / 2))
+            {
+                start--;
+            }
+        }
+        else
+        {
+            start = 0;
+            while (start < end && !Busy(_samples[start], _samples[start + 1]))
+            {
+                start++;
+            }
+        }
+        if (start == end)
+        {
+            start = end - 1;
+        }
+        var midTime = _samples[start].At + ((_samples[end].At - _samples[start].At) / 2);
+        var mid = start;
+        for (var i = start; i <= end; i++)
+        {
+            if (Math.Abs((_samples[i].At - midTime).Ticks) < Math.Abs((_samples[mid].At - midTime).Ticks))
+            {
+                mid = i;
+            }
+        }
+        return (_samples[end].Methods - _samples[start].Methods, _samples[mid].Methods - _samples[start].Methods,
+            _samples[end].Methods - _samples[mid].Methods, (_samples[end].At - _samples[start].At).TotalSeconds);
+    }
+
+    public void Dispose() => _timer?.Dispose();
+}
