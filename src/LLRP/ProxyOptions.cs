@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Net;
 using System.Text;
+using LLRP.Balancing;
 using Microsoft.Extensions.Configuration;
 
 namespace LLRP;
@@ -30,7 +31,7 @@ public sealed class ProxyOptions
     public static IReadOnlyList<OptionInfo> Known { get; } =
     [
         new("urls", DefaultUrls, "listen addresses, ';'-separated http://IP:PORT (localhost, * and + accepted)"),
-        new("downstream", "(required)", "one or more http://HOST:PORT, ';'-separated; inbound connections are assigned round-robin"),
+        new("downstream", "(required)", "one or more http://HOST:PORT, ';'-separated; loadBalancing chooses among them"),
         new("client", "llhttp", "forwarding variant: llhttp, httpclient, httpclient-httpcontext or yarp"),
         new("shareClients", "false", "share clients across inbound connections (llhttp: one LIFO connection pool per downstream)"),
         new("shareClients.roundRobin", "false", "HttpClient-based variants with shareClients: rotate clients per request, not per connection"),
@@ -45,6 +46,13 @@ public sealed class ProxyOptions
         new("downstreamConnectTimeout", "15", "seconds to connect downstream; then 502 (YARP's default)"),
         new("downstreamResponseTimeout", "100", "seconds without a response head (504) or body progress (abort) (YARP's default)"),
         new("downstreamIdleTimeout", "60", "llhttp: seconds an idle downstream connection is kept (SocketsHttpHandler's PooledConnectionIdleTimeout)"),
+        new("loadBalancing", "ConnectionRoundRobin", "ConnectionRoundRobin (per inbound connection), or per request: PowerOfTwoChoices, FirstAlphabetical, Random, RoundRobin, LeastRequests"),
+        new("passiveHealthReactivationPeriod", "60", "seconds a downstream stays out after a transport failure (not with one downstream); 0 is off (YARP's default)"),
+        new("healthCheckPath", "", "active health: GET this path on every downstream (2xx is healthy); empty is off"),
+        new("healthCheckInterval", "15", "active health: seconds between checks (YARP's default)"),
+        new("healthCheckTimeout", "10", "active health: seconds a check may take; longer is a failure (YARP's default)"),
+        new("healthCheckFall", "2", "active health: failed checks in a row that take a downstream out (YARP's ConsecutiveFailures default)"),
+        new("healthCheckRise", "1", "active health: passed checks in a row that bring it back (YARP: the first)"),
         new("statsInterval", "0", "print crank statistics every N seconds; 0 is off"),
         new("statsWindow", "0", "statistics cover the last N seconds that ended with requests served; 0: since the first request"),
     ];
@@ -98,6 +106,25 @@ public sealed class ProxyOptions
     // this long is closed, so an idle client connection does not pin one (with its socket) for its whole life.
     public TimeSpan DownstreamIdleTimeout { get; init; } = TimeSpan.FromMinutes(1);
 
+    // ConnectionRoundRobin is the original LLRP's assignment: the default, so benchmarks stay comparable with earlier sittings.
+    public LoadBalancing LoadBalancing { get; init; } = LoadBalancing.ConnectionRoundRobin;
+
+    // Matches YARP's TransportFailureRateHealthPolicy reactivation period (60 s). YARP takes a destination out when
+    // failures exceed a rate; LLRP on the first transport failure, as nginx's max_fails=1 default does.
+    public TimeSpan PassiveHealthReactivationPeriod { get; init; } = TimeSpan.FromSeconds(60);
+
+    // Empty: no active health checks (as in YARP, where they are off until configured).
+    public string HealthCheckPath { get; init; } = "";
+
+    // Match YARP's ActiveHealthCheckOptions defaults: a probe every 15 s, each allowed 10 s.
+    public TimeSpan HealthCheckInterval { get; init; } = TimeSpan.FromSeconds(15);
+    public TimeSpan HealthCheckTimeout { get; init; } = TimeSpan.FromSeconds(10);
+
+    // YARP's ConsecutiveFailuresHealthPolicy: 2 failed probes in a row take a destination out, 1 passed brings it back.
+    // The names are HAProxy's (fall/rise; its defaults are 3 and 2).
+    public int HealthCheckFall { get; init; } = 2;
+    public int HealthCheckRise { get; init; } = 1;
+
     // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
     public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
 
@@ -147,6 +174,13 @@ public sealed class ProxyOptions
             DownstreamConnectTimeout = Seconds(config, "downstreamConnectTimeout", 15),
             DownstreamResponseTimeout = Seconds(config, "downstreamResponseTimeout", 100),
             DownstreamIdleTimeout = Seconds(config, "downstreamIdleTimeout", 60),
+            LoadBalancing = ParseLoadBalancing(config["loadBalancing"]),
+            PassiveHealthReactivationPeriod = Seconds(config, "passiveHealthReactivationPeriod", 60, allowZero: true),
+            HealthCheckPath = ParseHealthCheckPath(config["healthCheckPath"]),
+            HealthCheckInterval = Seconds(config, "healthCheckInterval", 15),
+            HealthCheckTimeout = Seconds(config, "healthCheckTimeout", 10),
+            HealthCheckFall = Int(config, "healthCheckFall", 2, 1, 1000),
+            HealthCheckRise = Int(config, "healthCheckRise", 1, 1, 1000),
             StatsInterval = Seconds(config, "statsInterval", 0, allowZero: true),
             StatsWindow = Seconds(config, "statsWindow", 0, allowZero: true),
         };
@@ -161,6 +195,38 @@ public sealed class ProxyOptions
         "yarp" => ClientKind.Yarp,
         _ => throw new OptionsException($"--client '{value}' is not one of llhttp, httpclient, httpclient-httpcontext, yarp."),
     };
+
+    public static LoadBalancing ParseLoadBalancing(string? value)
+    {
+        if (string.IsNullOrWhiteSpace(value))
+        {
+            return LoadBalancing.ConnectionRoundRobin;
+        }
+        // Names only, ignoring case: Enum.TryParse would also take numbers ("3") and comma-separated lists.
+        foreach (var policy in Enum.GetValues<LoadBalancing>())
+        {
+            if (policy.ToString().Equals(value.Trim(), StringComparison.OrdinalIgnoreCase))
+            {
+                return policy;
+            }
+        }
+        throw new OptionsException($"--loadBalancing '{value}' is not one of {string.Join(", ", Enum.GetNames<LoadBalancing>())}.");
+    }
+
+    private static string ParseHealthCheckPath(string? value)
+    {
+        if (string.IsNullOrWhiteSpace(value))
+        {
+            return "";
+        }
+        var path = value.Trim();
+        // An origin-form path (RFC 9112 §3.2.1) with no characters that would need escaping in a request line.
+        if (!path.StartsWith('/') || path.Any(c => c <= ' ' || c >= 0x7f || c == '#'))
+        {
+            throw new OptionsException($"--healthCheckPath '{value}' is not a path starting with '/' (printable ASCII, no spaces, no '#').");
+        }
+        return path;
+    }
 
     public static string Name(ClientKind kind) => kind switch
     {
@@ -178,7 +244,14 @@ public sealed class ProxyOptions
             $"maxRequestHeaderCount={MaxRequestHeaderCount} maxRequestBodySize={MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
-            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
+            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s " +
+            $"loadBalancing={LoadBalancing} passiveHealthReactivationPeriod={PassiveHealthReactivationPeriod.TotalSeconds}s " +
+            $"{DescribeHealthChecks()} statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
+
+    private string DescribeHealthChecks() => HealthCheckPath.Length == 0
+        ? "healthCheckPath=(off)"
+        : string.Create(CultureInfo.InvariantCulture,
+            $"healthCheckPath={HealthCheckPath} healthCheckInterval={HealthCheckInterval.TotalSeconds}s healthCheckTimeout={HealthCheckTimeout.TotalSeconds}s healthCheckFall={HealthCheckFall} healthCheckRise={HealthCheckRise}");
 
     private static bool Bool(IConfiguration config, string key, bool fallback)
     {

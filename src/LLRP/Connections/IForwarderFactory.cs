@@ -1,3 +1,5 @@
+using LLRP.Balancing;
+
 namespace LLRP.Connections;
 
 /// <summary>Creates the variant's forwarder for each inbound connection and owns whatever the connections share.</summary>
@@ -6,5 +8,6 @@ internal interface IForwarderFactory : IDisposable
     /// <summary>One line for the start-up banner: the variant and how its clients are shared.</summary>
     string Description { get; }
 
-    IForwarder Create(Uri downstream, int connectionIndex);
+    /// <summary>The forwarder of a new inbound connection, sending where <paramref name="choice"/> says.</summary>
+    IForwarder Create(DownstreamChoice choice, int connectionIndex);
 }

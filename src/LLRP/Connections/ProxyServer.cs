@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using LLRP.Balancing;
 using Microsoft.AspNetCore.Connections;
 
 namespace LLRP.Connections;
@@ -23,14 +24,17 @@ internal sealed class ProxyServer : IDisposable
     private long _requests;
     private long _rejected;
 
-    public ProxyServer(ProxyOptions options, IForwarderFactory forwarders)
+    public ProxyServer(ProxyOptions options, DownstreamSet downstreams, IForwarderFactory forwarders)
     {
         Options = options;
+        Downstreams = downstreams;
         _forwarders = forwarders;
         _deadlineSweep = new Timer(static state => ((ProxyServer)state!).SweepDeadlines(), this, DeadlineSweepInterval, DeadlineSweepInterval);
     }
 
     public ProxyOptions Options { get; }
+
+    public DownstreamSet Downstreams { get; }
 
     public long Requests => Interlocked.Read(ref _requests);
     public long Rejected => Interlocked.Read(ref _rejected);
@@ -43,9 +47,8 @@ internal sealed class ProxyServer : IDisposable
     public async Task OnConnectionAsync(ConnectionContext context)
     {
         var index = Interlocked.Increment(ref _connectionCount) - 1;
-        // Round-robin per inbound connection, as the original LLRP does.
-        var downstream = Options.Downstreams[(uint)index % (uint)Options.Downstreams.Length];
-        var connection = new ProxyConnection(this, context, _forwarders.Create(downstream, index), index);
+        // Which downstream each request goes to is the balancer's (loadBalancing); ConnectionRoundRobin assigns one here.
+        var connection = new ProxyConnection(this, context, _forwarders.Create(new DownstreamChoice(Downstreams), index), index);
         _connections.TryAdd(connection, 0);
         try
         {
@@ -70,5 +73,6 @@ internal sealed class ProxyServer : IDisposable
     {
         _deadlineSweep.Dispose();
         _forwarders.Dispose();
+        Downstreams.Dispose();
     }
 }

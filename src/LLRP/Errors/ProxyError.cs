@@ -32,6 +32,8 @@ internal enum ProxyError : byte
     DownstreamTimeout,
     /// <summary>The downstream failed in the middle of the response: 502 if nothing was sent yet, else the client connection is aborted.</summary>
     DownstreamBodyCutShort,
+    /// <summary>Health has taken every downstream out (loadBalancing, passive and active health): 503 (RFC 9110 §15.6.4).</summary>
+    NoDownstreamAvailable,
     /// <summary>The client closed or reset the connection: there is no one to answer.</summary>
     ClientGone,
 }

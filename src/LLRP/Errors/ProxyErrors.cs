@@ -16,6 +16,7 @@ internal static class ProxyErrors
         ProxyError.NotImplemented => 501,
         ProxyError.VersionNotSupported => 505,
         ProxyError.DownstreamTimeout => 504,
+        ProxyError.NoDownstreamAvailable => 503,
         ProxyError.DownstreamUnavailable or ProxyError.DownstreamInvalidResponse or ProxyError.DownstreamBodyCutShort => 502,
         _ => 0,
     };

@@ -1,3 +1,4 @@
+using LLRP.Balancing;
 using LLRP.Connections;
 
 namespace LLRP.Forwarding;
@@ -5,9 +6,9 @@ namespace LLRP.Forwarding;
 /// <summary>Picks the variant's factory from --client.</summary>
 internal static class ForwarderFactory
 {
-    public static IForwarderFactory Create(ProxyOptions options) => options.Client switch
+    public static IForwarderFactory Create(ProxyOptions options, DownstreamSet downstreams) => options.Client switch
     {
-        ClientKind.LLHttp => new LLHttpForwarderFactory(options),
+        ClientKind.LLHttp => new LLHttpForwarderFactory(options, downstreams),
         ClientKind.Yarp => new YarpForwarderFactory(options),
         _ => new HttpClientForwarderFactory(options),
     };

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Net;
 using System.Net.Http.Headers;
 using System.Text;
+using LLRP.Balancing;
 using LLRP.Buffers;
 using LLRP.Connections;
 using LLRP.Errors;
@@ -16,7 +17,7 @@ namespace LLRP.Forwarding;
 /// are written straight into the connection's <see cref="ResponseWriter"/>. Against llhttp it measures what
 /// HttpClient costs.
 /// </summary>
-internal sealed class HttpClientForwarder(DownstreamClients clients, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker)
+internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamChoice downstream, HttpMessageInvoker invoker, bool ownsInvoker)
     : InvokerForwarder(clients, downstream, invoker, ownsInvoker)
 {
     // One async method for the whole exchange, as in the httpclient-httpcontext variant, so both pay for one state machine.

@@ -1,3 +1,4 @@
+using LLRP.Balancing;
 using LLRP.Connections;
 
 namespace LLRP.Forwarding;
@@ -9,7 +10,7 @@ internal sealed class HttpClientForwarderFactory(ProxyOptions options) : IForwar
 
     public string Description => _clients.Description;
 
-    public IForwarder Create(Uri downstream, int connectionIndex)
+    public IForwarder Create(DownstreamChoice downstream, int connectionIndex)
     {
         var invoker = _clients.ForConnection(connectionIndex, out var owned);
         return options.Client == ClientKind.HttpClientWithContext

@@ -1,5 +1,6 @@
 using System.Net;
 using System.Net.Http.Headers;
+using LLRP.Balancing;
 using LLRP.Connections;
 using LLRP.Context;
 using LLRP.Errors;
@@ -14,7 +15,7 @@ namespace LLRP.Forwarding;
 /// of a <see cref="ProxyHttpContext"/>, as YARP would see them. Against the httpclient variant it measures what the
 /// HttpContext abstraction costs; against the yarp variant, what YARP adds on top of it.
 /// </summary>
-internal sealed class HttpContextForwarder(DownstreamClients clients, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker)
+internal sealed class HttpContextForwarder(DownstreamClients clients, DownstreamChoice downstream, HttpMessageInvoker invoker, bool ownsInvoker)
     : InvokerForwarder(clients, downstream, invoker, ownsInvoker)
 {
     private const int RequestBodyBufferSize = 16 * 1024;

@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Net;
 using System.Net.Http.Headers;
 using System.Runtime.CompilerServices;
+using LLRP.Balancing;
 using LLRP.Connections;
 using LLRP.Errors;
 
@@ -13,12 +14,15 @@ namespace LLRP.Forwarding;
 /// response checks HttpClient leaves to the caller. Each variant adds only how it builds the request and relays the
 /// response.
 /// </summary>
-internal abstract class InvokerForwarder(DownstreamClients clients, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker) : IForwarder
+internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamChoice downstream, HttpMessageInvoker invoker, bool ownsInvoker) : IForwarder
 {
     private static readonly UriCreationOptions s_rawUri = new() { DangerousDisablePathAndQueryCanonicalization = true };
 
-    /// <summary>The downstream's scheme and authority, to which the request-target is appended.</summary>
-    protected string DownstreamPrefix { get; } = downstream.GetLeftPart(UriPartial.Authority);
+    // The downstream of the exchange in progress (loadBalancing chooses it per request or per connection).
+    private Destination? _current;
+
+    /// <summary>The current downstream's scheme and authority, to which the request-target is appended.</summary>
+    protected string DownstreamPrefix => _current!.Id;
 
     /// <summary>The invoker for this request (the connection's, or the next shared one in round-robin mode).</summary>
     protected HttpMessageInvoker Invoker => clients.Pick(invoker);
@@ -30,7 +34,36 @@ internal abstract class InvokerForwarder(DownstreamClients clients, Uri downstre
             // HttpRequestMessage always carries an absolute URI, so asterisk-form cannot be expressed.
             return ValueTask.FromException(new ProxyException(ProxyError.NotImplemented, "OPTIONS * cannot be sent through HttpClient."));
         }
-        return ForwardThroughInvokerAsync(connection);
+        return ForwardToChosenAsync(connection);
+    }
+
+    /// <summary>
+    /// The exchange with the downstream the balancer chooses; a request that could not even connect (nothing was sent)
+    /// goes once more to another downstream. Failures go to passive health.
+    /// </summary>
+    private async ValueTask ForwardToChosenAsync(ProxyConnection connection)
+    {
+        Destination? failed = null;
+        while (true)
+        {
+            var destination = _current = downstream.Acquire(exclude: failed);
+            try
+            {
+                await ForwardThroughInvokerAsync(connection);
+                downstream.Release(destination, null, cancelled: false);
+                return;
+            }
+            catch (Exception e)
+            {
+                var cancelled = connection.Aborted.IsCancellationRequested;
+                downstream.Release(destination, e, cancelled);
+                if (failed is not null || connection.Response.HasStarted || !downstream.MayRetryElsewhere(destination, e, cancelled))
+                {
+                    throw;
+                }
+                failed = destination;
+            }
+        }
     }
 
     /// <summary>The variant's exchange, for a request HttpClient can express.</summary>

@@ -1,7 +1,7 @@
 using System.Buffers;
 using LLHttp;
-using LLHttp.Pooling;
 using LLHttp.Syntax;
+using LLRP.Balancing;
 using LLRP.Buffers;
 using LLRP.Connections;
 using LLRP.Errors;
@@ -14,10 +14,8 @@ namespace LLRP.Forwarding;
 /// fields go from the client's receive buffer through the header policy into the client PipeWriter, and body bytes are
 /// read straight into the PipeWriter's memory. No strings and no copies beyond those.
 /// </summary>
-internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnectionPool? pool, Uri downstream) : IForwarder
+internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
 {
-    // RFC 9112 §3.2: every HTTP/1.1 request carries Host; an HTTP/1.0 client may have sent none, so name the downstream.
-    private readonly byte[] _downstreamAuthority = System.Text.Encoding.ASCII.GetBytes(downstream.Authority);
     // LLHttp sends a head and a body this small in one send; larger bodies stream through this buffer, rented for the
     // exchange only so an idle connection holds none.
     private const int SmallBodyLength = 4 * 1024;
@@ -58,7 +56,7 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
             CancellationTokenSource? stopSending = null;
             try
             {
-                downstream = await (slot is not null ? slot.GetAsync(connection.Aborted) : pool!.RentAsync(connection.Aborted));
+                downstream = await lease.RentAsync(connection.Aborted);
 
                 // The request: head (and a small body) in one send; larger bodies stream with framing LLHttp generates.
                 var head = connection.Head;
@@ -127,20 +125,13 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
                     downstream.Abort();
                 }
                 // Back without its buffers; the slot or pool closes it once idle for downstreamIdleTimeout.
-                if (slot is not null)
-                {
-                    slot.Return(downstream);
-                }
-                else
-                {
-                    pool!.Return(downstream);
-                }
+                lease.Return(downstream);
                 downstream = null;
             }
             catch (Exception e)
             {
                 // Whatever failed, this downstream exchange is unfinished: never reuse its connection.
-                downstream?.Abort();
+                lease.Abort(downstream, e, connection.Aborted.IsCancellationRequested);
                 failure = e is LLHttpException http ? Translate(http) : e;
                 if (sending is not null)
                 {
@@ -235,7 +226,8 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
     private void StartRequest(ProxyConnection connection, LLHttpConnection downstream)
     {
         var head = connection.Head;
-        downstream.StartRequest(head.MethodBytes, head.Target, head.Authority.IsEmpty ? _downstreamAuthority : head.Authority);
+        // RFC 9112 §3.2: every HTTP/1.1 request carries Host; an HTTP/1.0 client may have sent none, so name the downstream.
+        downstream.StartRequest(head.MethodBytes, head.Target, head.Authority.IsEmpty ? lease.Authority : head.Authority);
         for (var i = 0; i < head.HeaderCount; i++)
         {
             // RequestHead validated every field on receipt, and Host and framing are never of kind Other.
@@ -295,7 +287,7 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
         _ => ProxyError.DownstreamInvalidResponse,
     }, e.Message, e);
 
-    public void OnIdle() => slot?.EvictExpired();
+    public void OnIdle() => lease.OnIdle();
 
     public void Dispose()
     {
@@ -303,6 +295,6 @@ internal sealed class LLHttpForwarder(LLHttpAffinitySlot? slot, LLHttpConnection
         var signals = _signals;
         _signals = null;
         signals?.Stop();
-        slot?.Dispose();
+        lease.Dispose();
     }
 }

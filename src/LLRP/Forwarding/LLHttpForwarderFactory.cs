@@ -1,6 +1,6 @@
-using System.Net;
 using LLHttp;
 using LLHttp.Pooling;
+using LLRP.Balancing;
 using LLRP.Buffers;
 using LLRP.Connections;
 
@@ -8,17 +8,16 @@ namespace LLRP.Forwarding;
 
 /// <summary>
 /// The llhttp variant's connections: by default one downstream connection per inbound connection (the original
-/// LLRP's affinity), or with shareClients one LIFO pool per downstream shared by every inbound connection.
+/// LLRP's affinity), or with shareClients or a per-request loadBalancing policy one LIFO pool per downstream shared by
+/// every inbound connection.
 /// </summary>
 internal sealed class LLHttpForwarderFactory : IForwarderFactory
 {
-    private readonly ProxyOptions _options;
     private readonly LLHttpOptions _clientOptions;
-    private readonly Dictionary<Uri, LLHttpConnectionPool> _pools = [];
+    private readonly Dictionary<Destination, LLHttpConnectionPool>? _pools;
 
-    public LLHttpForwarderFactory(ProxyOptions options)
+    public LLHttpForwarderFactory(ProxyOptions options, DownstreamSet downstreams)
     {
-        _options = options;
         _clientOptions = new LLHttpOptions
         {
             ConnectTimeout = options.DownstreamConnectTimeout,
@@ -33,31 +32,23 @@ internal sealed class LLHttpForwarderFactory : IForwarderFactory
             PooledConnectionIdleTimeout = options.DownstreamIdleTimeout,
             BufferPool = ProxyBuffers.Bytes,
         };
-        if (options.ShareClients)
+        // A per-request policy sends a connection's requests to different downstreams, so it needs the shared pools.
+        if (options.ShareClients || downstreams.PerRequest)
         {
-            foreach (var downstream in options.Downstreams)
-            {
-                _pools[downstream] = new LLHttpConnectionPool(EndPointOf(downstream), _clientOptions);
-            }
+            _pools = downstreams.Destinations.ToDictionary(d => d, d => new LLHttpConnectionPool(d.EndPoint, _clientOptions));
         }
     }
 
-    public string Description => _options.ShareClients
+    public string Description => _pools is not null
         ? "llhttp: one shared connection pool per downstream"
         : "llhttp: one downstream connection per inbound connection";
 
-    public IForwarder Create(Uri downstream, int connectionIndex) => _options.ShareClients
-        ? new LLHttpForwarder(null, _pools[downstream], downstream)
-        : new LLHttpForwarder(new LLHttpAffinitySlot(EndPointOf(downstream), _clientOptions), null, downstream);
-
-    private static EndPoint EndPointOf(Uri uri) =>
-        IPAddress.TryParse(uri.Host.Trim('[', ']'), out var address)
-            ? new IPEndPoint(address, uri.Port)
-            : new DnsEndPoint(uri.Host, uri.Port);
+    public IForwarder Create(DownstreamChoice choice, int connectionIndex) =>
+        new LLHttpForwarder(new LLHttpDownstreamLease(choice, _pools, _clientOptions));
 
     public void Dispose()
     {
-        foreach (var pool in _pools.Values)
+        foreach (var pool in _pools?.Values ?? Enumerable.Empty<LLHttpConnectionPool>())
         {
             pool.Dispose();
         }

@@ -1,3 +1,4 @@
+using LLRP.Balancing;
 using LLRP.Connections;
 using LLRP.Context;
 using LLRP.Errors;
@@ -21,7 +22,7 @@ internal sealed class YarpForwarder : InvokerForwarder
     private readonly ProxyHttpContext _context;
     private readonly LLRPTransformer _transformer;
 
-    public YarpForwarder(IHttpForwarder forwarder, ForwarderRequestConfig config, DownstreamClients clients, Uri downstream, HttpMessageInvoker invoker, bool ownsInvoker)
+    public YarpForwarder(IHttpForwarder forwarder, ForwarderRequestConfig config, DownstreamClients clients, DownstreamChoice downstream, HttpMessageInvoker invoker, bool ownsInvoker)
         : base(clients, downstream, invoker, ownsInvoker)
     {
         _forwarder = forwarder;

@@ -1,4 +1,5 @@
 using System.Net;
+using LLRP.Balancing;
 using LLRP.Connections;
 using Microsoft.Extensions.DependencyInjection;
 using Yarp.ReverseProxy.Forwarder;
@@ -29,7 +30,7 @@ internal sealed class YarpForwarderFactory(ProxyOptions options) : IForwarderFac
 
     public string Description => _clients.Description;
 
-    public IForwarder Create(Uri downstream, int connectionIndex)
+    public IForwarder Create(DownstreamChoice downstream, int connectionIndex)
     {
         var invoker = _clients.ForConnection(connectionIndex, out var owned);
         return new YarpForwarder(_forwarder, _config, _clients, downstream, invoker, owned);

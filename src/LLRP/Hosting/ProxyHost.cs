@@ -1,3 +1,4 @@
+using LLRP.Balancing;
 using LLRP.Connections;
 using LLRP.Diagnostics;
 using LLRP.Forwarding;
@@ -20,6 +21,8 @@ public static class ProxyHost
         builder.Logging.ClearProviders();
         builder.Logging.AddSimpleConsole().SetMinimumLevel(LogLevel.Warning);
         builder.Logging.AddFilter("Microsoft.Hosting.Lifetime", LogLevel.Information);
+        // Downstreams taken out (Warning) and back in (Information).
+        builder.Logging.AddFilter("LLRP.Balancing", LogLevel.Information);
         // --urls is served by explicit Listen calls, which Kestrel reports as "Overriding address(es)" at Warning.
         builder.Logging.AddFilter("Microsoft.AspNetCore.Server.Kestrel", LogLevel.Error);
         // A failed start (a port in use) is reported by Program in one line; the host would log it again with its stack.
@@ -35,7 +38,8 @@ public static class ProxyHost
         // overlapping ranges. Bounded memory per idle connection is the goal here, so true; re-check the CPU cost
         // on a quiet machine.
         builder.WebHost.UseSockets(o => o.WaitForDataBeforeAllocatingBuffer = true);
-        var server = new ProxyServer(options, ForwarderFactory.Create(options));
+        var downstreams = new DownstreamSet(options);
+        var server = new ProxyServer(options, downstreams, ForwarderFactory.Create(options, downstreams));
         builder.Services.AddSingleton(server);
         builder.WebHost.UseKestrel(k =>
         {
@@ -48,6 +52,7 @@ public static class ProxyHost
 
         var app = builder.Build();
         var report = new SelfReport(server, options.StatsInterval);
+        downstreams.Start(app.Services.GetRequiredService<ILoggerFactory>());
         app.Lifetime.ApplicationStarted.Register(() => Console.WriteLine($"{options.Describe()}\n{server.ClientDescription}"));
         app.Lifetime.ApplicationStopped.Register(() =>
         {

@@ -1,0 +1,113 @@
+using LLHttp;
+using LLHttp.Pooling;
+
+namespace LLRP.Balancing;
+
+/// <summary>
+/// Where one inbound connection's llhttp exchanges get their downstream connection: from the downstream's shared pool
+/// (per-request policies, or shareClients), or from the inbound connection's own affinity slot (ConnectionRoundRobin
+/// without shareClients: one downstream connection per inbound connection, re-created on another downstream only when
+/// health takes the assigned one out). Opening a connection that fails is retried once on another downstream (nothing
+/// was sent). Taking a pooled connection and giving it back allocates nothing.
+/// </summary>
+internal sealed class LLHttpDownstreamLease(DownstreamChoice choice, IReadOnlyDictionary<Destination, LLHttpConnectionPool>? pools, LLHttpOptions options)
+    : IDisposable
+{
+    private LLHttpAffinitySlot? _slot;
+    private Destination? _slotDestination;
+    // The downstream of the exchange in progress, between a rent and its Return or Abort.
+    private Destination? _current;
+
+    /// <summary>The current downstream's host:port, for a request whose client sent no Host (valid after a rent).</summary>
+    public byte[] Authority => _current?.Authority ?? [];
+
+    /// <summary>A connection to the downstream the policy chose; the exchange ends with <see cref="Return"/> or <see cref="Abort"/>.</summary>
+    public ValueTask<LLHttpConnection> RentAsync(CancellationToken cancellationToken)
+    {
+        var destination = _current = choice.Acquire();
+        var rent = Rent(destination, cancellationToken);
+        return rent.IsCompletedSuccessfully ? rent : RentOrRetryAsync(rent, destination, cancellationToken);
+    }
+
+    private async ValueTask<LLHttpConnection> RentOrRetryAsync(ValueTask<LLHttpConnection> rent, Destination destination, CancellationToken cancellationToken)
+    {
+        try
+        {
+            return await rent;
+        }
+        catch (Exception e)
+        {
+            var cancelled = cancellationToken.IsCancellationRequested;
+            _current = null;
+            choice.Release(destination, e, cancelled);
+            if (!choice.MayRetryElsewhere(destination, e, cancelled))
+            {
+                throw;
+            }
+        }
+
+        var next = _current = choice.Acquire(exclude: destination);
+        try
+        {
+            return await Rent(next, cancellationToken);
+        }
+        catch (Exception e)
+        {
+            _current = null;
+            choice.Release(next, e, cancellationToken.IsCancellationRequested);
+            throw;
+        }
+    }
+
+    private ValueTask<LLHttpConnection> Rent(Destination destination, CancellationToken cancellationToken)
+    {
+        if (pools is not null)
+        {
+            return pools[destination].RentAsync(cancellationToken);
+        }
+        if (!ReferenceEquals(_slotDestination, destination))
+        {
+            // Assigned a new downstream (health took the old one out): its connection is of no further use.
+            _slot?.Dispose();
+            _slot = new LLHttpAffinitySlot(destination.EndPoint, options);
+            _slotDestination = destination;
+        }
+        return _slot!.GetAsync(cancellationToken);
+    }
+
+    /// <summary>The exchange finished: the connection goes back for reuse.</summary>
+    public void Return(LLHttpConnection connection)
+    {
+        if (_slot is not null)
+        {
+            _slot.Return(connection);
+        }
+        else
+        {
+            pools![_current!].Return(connection);
+        }
+        End(null, false);
+    }
+
+    /// <summary>The exchange failed: the connection (if one was rented) is closed, the failure goes to passive health.</summary>
+    public void Abort(LLHttpConnection? connection, Exception failure, bool cancelled)
+    {
+        connection?.Abort();
+        End(failure, cancelled);
+    }
+
+    private void End(Exception? failure, bool cancelled)
+    {
+        var destination = _current;
+        _current = null;
+        if (destination is not null)
+        {
+            choice.Release(destination, failure, cancelled);
+        }
+    }
+
+    /// <summary>Between requests: an idle affinity connection is closed after downstreamIdleTimeout.</summary>
+    public void OnIdle() => _slot?.EvictExpired();
+
+    public void Dispose() => _slot?.Dispose();
+}
