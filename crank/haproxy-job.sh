@@ -10,6 +10,9 @@
 # is never replaced by a default):
 #   LISTEN_ADDRESS (127.0.0.1; 0.0.0.0 = every interface)  LISTEN_PORT (8080)
 #   DOWNSTREAM_ADDRESS (127.0.0.1)  DOWNSTREAM_PORT (8081)
+#   DOWNSTREAMS    several replicas instead, "ADDRESS:PORT ADDRESS:PORT ...": one "server" line each (the same
+#                  maxconn), balanced round-robin (HAProxy's default); the scaling comparison sets it. The config is
+#                  then rendered into a temp file, removed when HAProxy exits.
 #   HAPROXY_THREADS (1)  HAPROXY (/usr/sbin/haproxy)  READY_TIMEOUT (30 s)
 # Ready line (crank readyStateText): "haproxy-job: ready"
 set -euo pipefail
@@ -27,11 +30,30 @@ for v in LISTEN_PORT DOWNSTREAM_PORT HAPROXY_THREADS; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "haproxy-job: $v='${!v}' is not a whole number" >&2; exit 2; }
 done
 cfg="$here/haproxy/haproxy.cfg"
+if [ -n "${DOWNSTREAMS:-}" ]; then
+  for d in $DOWNSTREAMS; do
+    [[ "$d" =~ ^[^:[:space:]]+:[0-9]+$ ]] || { echo "haproxy-job: DOWNSTREAMS entry '$d' is not ADDRESS:PORT" >&2; exit 2; }
+  done
+  rendered="$(mktemp "${TMPDIR:-/tmp}/haproxy-job.XXXXXX.cfg")"
+  # exec leaves no shell to clean up: a detached remover waits for this PID (HAProxy after the exec) to go.
+  job_pid=$$
+  ( trap '' TERM INT HUP
+    while kill -0 "$job_pid" 2>/dev/null; do sleep 0.2; done
+    rm -f "$rendered" ) < /dev/null > /dev/null 2>&1 &
+  # The template's one server line becomes one line per replica, s1..sN, with the rest of the line kept.
+  awk -v list="$DOWNSTREAMS" '$1 == "server" && $2 == "server1" {
+      n = split(list, d, " ")
+      rest = ""; for (k = 4; k <= NF; k++) rest = rest " " $k
+      for (i = 1; i <= n; i++) printf "    server s%d %s%s\n", i, d[i], rest
+      next }
+    { print }' "$cfg" > "$rendered"
+  cfg="$rendered"
+fi
 "$HAPROXY" -c -q -f "$cfg"
 
 # shellcheck source=lib-ready.sh disable=SC1091
 . "$here/lib-ready.sh"
 announce_when_listening "haproxy-job" "$LISTEN_ADDRESS" "$LISTEN_PORT" "$READY_TIMEOUT" &
 
-echo "haproxy-job: $("$HAPROXY" -v | head -n 1), nbthread $HAPROXY_THREADS, listening on $LISTEN_ADDRESS:$LISTEN_PORT, upstream $DOWNSTREAM_ADDRESS:$DOWNSTREAM_PORT"
+echo "haproxy-job: $("$HAPROXY" -v | head -n 1), nbthread $HAPROXY_THREADS, listening on $LISTEN_ADDRESS:$LISTEN_PORT, upstream ${DOWNSTREAMS:-$DOWNSTREAM_ADDRESS:$DOWNSTREAM_PORT}"
 exec "$HAPROXY" -db -f "$cfg"

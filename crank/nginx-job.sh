@@ -10,6 +10,10 @@
 # is never replaced by a default):
 #   LISTEN_ADDRESS (127.0.0.1; 0.0.0.0 = every interface)  LISTEN_PORT (8080)
 #   DOWNSTREAM_ADDRESS (127.0.0.1)  DOWNSTREAM_PORT (8081)
+#   DOWNSTREAMS    several replicas instead, "ADDRESS:PORT ADDRESS:PORT ...": one "server" line each in the upstream
+#                  block, which nginx balances round-robin (its default); the scaling comparison sets it
+#   NGINX_CONFIG   template in crank/nginx/ (default nginx.conf, the tuned proxy; nginx-default.conf: Debian's stock
+#                  proxy settings, no upstream keep-alive)
 #   JOB_WORK_DIR   folder for the rendered config, pid and temp files, kept (run-local.sh puts it in
 #                  its logs). Default: a new temp folder, removed as soon as nginx exits.
 #   NGINX          nginx binary (default /usr/sbin/nginx)
@@ -20,7 +24,16 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 : "${LISTEN_ADDRESS=127.0.0.1}" "${LISTEN_PORT=8080}"
 : "${DOWNSTREAM_ADDRESS=127.0.0.1}" "${DOWNSTREAM_PORT=8081}"
-: "${NGINX:=/usr/sbin/nginx}" "${READY_TIMEOUT:=30}"
+: "${NGINX:=/usr/sbin/nginx}" "${READY_TIMEOUT:=30}" "${NGINX_CONFIG:=nginx.conf}"
+[ -f "$here/nginx/$NGINX_CONFIG" ] || { echo "nginx-job: NGINX_CONFIG=$NGINX_CONFIG is not a file in crank/nginx/" >&2; exit 2; }
+servers="    server $DOWNSTREAM_ADDRESS:$DOWNSTREAM_PORT;"
+if [ -n "${DOWNSTREAMS:-}" ]; then
+  servers=""
+  for d in $DOWNSTREAMS; do
+    [[ "$d" =~ ^[^:[:space:]]+:[0-9]+$ ]] || { echo "nginx-job: DOWNSTREAMS entry '$d' is not ADDRESS:PORT" >&2; exit 2; }
+    servers="$servers${servers:+\n}    server $d;"
+  done
+fi
 
 [ -x "$NGINX" ] || { echo "nginx-job: $NGINX not found (apt-get install -y nginx-light)" >&2; exit 2; }
 [ -n "$LISTEN_ADDRESS" ] || { echo "nginx-job: LISTEN_ADDRESS is empty (benchmarks.yml: serverListenAddress / serverAddress)" >&2; exit 2; }
@@ -42,8 +55,7 @@ fi
 mkdir -p "$JOB_WORK_DIR"
 conf="$JOB_WORK_DIR/nginx.conf"
 sed -e "s|@LISTEN_ADDRESS@|$LISTEN_ADDRESS|g" -e "s|@LISTEN_PORT@|$LISTEN_PORT|g" \
-    -e "s|@DOWNSTREAM_ADDRESS@|$DOWNSTREAM_ADDRESS|g" -e "s|@DOWNSTREAM_PORT@|$DOWNSTREAM_PORT|g" \
-    -e "s|@WORK_DIR@|$JOB_WORK_DIR|g" "$here/nginx/nginx.conf" > "$conf"
+    -e "s|^ *@SERVERS@$|$servers|" -e "s|@WORK_DIR@|$JOB_WORK_DIR|g" "$here/nginx/$NGINX_CONFIG" > "$conf"
 
 # -p: prefix for relative paths; -e: the startup error log before the config's error_log applies.
 "$NGINX" -t -q -p "$JOB_WORK_DIR/" -c "$conf" -e stderr
@@ -52,5 +64,5 @@ sed -e "s|@LISTEN_ADDRESS@|$LISTEN_ADDRESS|g" -e "s|@LISTEN_PORT@|$LISTEN_PORT|g
 . "$here/lib-ready.sh"
 announce_when_listening "nginx-job" "$LISTEN_ADDRESS" "$LISTEN_PORT" "$READY_TIMEOUT" &
 
-echo "nginx-job: $("$NGINX" -v 2>&1), listening on $LISTEN_ADDRESS:$LISTEN_PORT, upstream $DOWNSTREAM_ADDRESS:$DOWNSTREAM_PORT, config $conf"
+echo "nginx-job: $("$NGINX" -v 2>&1), listening on $LISTEN_ADDRESS:$LISTEN_PORT, upstream ${DOWNSTREAMS:-$DOWNSTREAM_ADDRESS:$DOWNSTREAM_PORT}, config $conf"
 exec "$NGINX" -p "$JOB_WORK_DIR/" -c "$conf" -e stderr

@@ -3,6 +3,7 @@
 # run directly (see crank/README.md).
 #
 # usage: crank/run-local.sh [options] [SCENARIO...]
+#        crank/run-local.sh scaling|sweep|ab|ramp|comparisons [options]   the published comparisons (crank/comparisons.sh)
 #   SCENARIO        direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext
 #                   llrp-yarp httpclientproxy yarp (default: every one that can run here)
 #   --rounds N      interleaved rounds: round 1 runs A B C, round 2 runs A B C, ... (default 3)
@@ -44,6 +45,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CRANK_DIR="$ROOT/crank"
+# The published comparisons run several replicas and their own load jobs: crank/comparisons.sh drives them.
+case "${1:-}" in scaling|sweep|ab|ramp|comparisons) exec "$CRANK_DIR/comparisons.sh" "$@" ;; esac
 ALL_SCENARIOS=(direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext llrp-yarp httpclientproxy yarp)
 COMMAND_LINE="crank/run-local.sh$(printf ' %q' "$@")"
 

@@ -1,12 +1,18 @@
 using LLRP.Analysis;
 
 // usage: dotnet run --project analysis/Report -- <results-dir> [--out <dir>] [--no-png] [--print-table]
+//        dotnet run --project analysis/Report -- --comparisons <results-dir> [--out <dir>] [--no-png]
 // Reads every crank --json / run-local.sh result under <results-dir> (recursively) and writes <dir>/report.md
 // with PNG charts (default <dir>: the results directory itself). --print-table also prints the headline table
 // (the README's columns) between <!-- table:start --> and <!-- table:end --> lines.
 // Exit status: 0 written, 1 input it cannot use (the message names the file), 2 bad usage.
 
 const string Usage = "usage: Report <results-dir> [--out <dir>] [--no-png] [--print-table]";
+// The published comparisons (crank/comparisons.sh) have their own report: comparisons.md.
+if (args is ["--comparisons", ..])
+{
+    return Comparisons.Run(args[1..]);
+}
 string? resultsDir = null, outDir = null;
 bool noPng = false, printTable = false;
 for (var i = 0; i < args.Length; i++)

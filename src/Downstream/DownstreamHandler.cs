@@ -48,6 +48,10 @@ internal sealed class DownstreamHandler(string name)
         {
             return EchoAsync(context);
         }
+        if (path.Equals("/json", StringComparison.OrdinalIgnoreCase))
+        {
+            return JsonAsync(context);
+        }
         if (path.Equals("/reflect", StringComparison.OrdinalIgnoreCase))
         {
             return ReflectAsync(context);
@@ -91,6 +95,22 @@ internal sealed class DownstreamHandler(string name)
             await response.BodyWriter.WriteAsync(Payload.Get(size), context.RequestAborted);
         }
     }
+
+    /// <summary>
+    /// "/json": a small JSON answer with Content-Length, the "tiny API" of the published YARP vs nginx comparison
+    /// (TechEmpower's JSON test body; serialized once, as the answer never changes).
+    /// </summary>
+    private static Task JsonAsync(HttpContext context)
+    {
+        var response = context.Response;
+        response.ContentType = "application/json";
+        response.ContentLength = JsonBody.Length;
+        return HttpMethods.IsHead(context.Request.Method)
+            ? Task.CompletedTask
+            : response.BodyWriter.WriteAsync(JsonBody, context.RequestAborted).AsTask();
+    }
+
+    private static readonly ReadOnlyMemory<byte> JsonBody = "{\"message\":\"Hello, World!\"}"u8.ToArray();
 
     /// <summary>"/chunked": the same body without Content-Length, flushed in pieces so Kestrel chunks it.</summary>
     private static async Task ChunkedAsync(HttpContext context)

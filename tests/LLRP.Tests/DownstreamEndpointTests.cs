@@ -85,6 +85,21 @@ public sealed class DownstreamEndpointTests(NamedDownstream fixture) : IClassFix
     }
 
     [Fact]
+    public async Task Json_answers_a_small_json_object_with_content_length()
+    {
+        await using var client = await Origin.ConnectAsync();
+        await client.SendAsync("GET /json HTTP/1.1\r\nHost: downstream.example\r\n\r\n");
+        var response = await client.ReadResponseAsync("GET");
+
+        Assert.NotNull(response);
+        Assert.Equal(200, response.Status);
+        Assert.Equal("application/json", response.Header("Content-Type"));
+        Assert.Equal(response.Body.Length.ToString(System.Globalization.CultureInfo.InvariantCulture), response.Header("Content-Length"));
+        using var json = JsonDocument.Parse(response.Body);
+        Assert.Equal("Hello, World!", json.RootElement.GetProperty("message").GetString());
+    }
+
+    [Fact]
     public async Task Reflect_returns_the_request_line_fields_trailers_and_body_as_json()
     {
         await using var client = await Origin.ConnectAsync();

@@ -1,5 +1,6 @@
 using System.Globalization;
 using LLRP.Baselines;
+using Yarp.ReverseProxy.LoadBalancing;
 
 // Full YARP as users deploy it: the default builder, AddReverseProxy().LoadFromConfig(...), MapReverseProxy() with one
 // catch-all route to one cluster. The configuration is the "ReverseProxy" section users write in appsettings.json;
@@ -44,8 +45,9 @@ app.MapReverseProxy();
 await app.RunAsync();
 return 0;
 
-// One route matching every path, one cluster with a destination per --downstream address (round-robin over them, as
-// LLRP rotates), and the activity timeout LLRP's downstreamResponseTimeout also controls.
+// One route matching every path, one cluster with a destination per --downstream address, the load-balancing policy
+// of --loadBalancing (default RoundRobin, closest to LLRP's rotation), and the activity timeout LLRP's
+// downstreamResponseTimeout also controls.
 static Dictionary<string, string?> ReverseProxySection(IConfiguration config)
 {
     var downstream = config["downstream"];
@@ -57,7 +59,7 @@ static Dictionary<string, string?> ReverseProxySection(IConfiguration config)
     {
         ["ReverseProxy:Routes:all:ClusterId"] = "downstream",
         ["ReverseProxy:Routes:all:Match:Path"] = "{**catch-all}",
-        ["ReverseProxy:Clusters:downstream:LoadBalancingPolicy"] = "RoundRobin",
+        ["ReverseProxy:Clusters:downstream:LoadBalancingPolicy"] = LoadBalancingPolicy(config["loadBalancing"]),
     };
     var index = 0;
     foreach (var part in downstream.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
@@ -83,4 +85,21 @@ static Dictionary<string, string?> ReverseProxySection(IConfiguration config)
     }
     section["ReverseProxy:Clusters:downstream:HttpRequest:ActivityTimeout"] = TimeSpan.FromSeconds(timeout).ToString("c", CultureInfo.InvariantCulture);
     return section;
+}
+
+// YARP's built-in policy names (Yarp.ReverseProxy.LoadBalancing.LoadBalancingPolicies), case-insensitive. An unknown
+// name is refused here with one line and exit code 2, instead of YARP's configuration-validation exception.
+static string LoadBalancingPolicy(string? value)
+{
+    string[] names =
+    [
+        LoadBalancingPolicies.PowerOfTwoChoices, LoadBalancingPolicies.FirstAlphabetical, LoadBalancingPolicies.Random,
+        LoadBalancingPolicies.RoundRobin, LoadBalancingPolicies.LeastRequests,
+    ];
+    if (string.IsNullOrEmpty(value))
+    {
+        return LoadBalancingPolicies.RoundRobin;
+    }
+    return names.FirstOrDefault(n => n.Equals(value, StringComparison.OrdinalIgnoreCase))
+        ?? throw new FormatException($"--loadBalancing '{value}' is not one of {string.Join(", ", names)}.");
 }
