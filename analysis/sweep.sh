@@ -51,9 +51,9 @@ scenarios=()
 # running averages replace them once the sweep has timed its own invocations.
 RUN_OVERHEAD=6
 INVOCATION_OVERHEAD=10
-# The expected cost of steadiness on top of that, per run, from a trial sitting on the 2-core box
-# (docs/methodology.md, "Warm-up"): the adaptive warm-up of a .NET run past its 20 s minimum, and retries, about
-# one run in eight there (the estimate adds an eighth of a run to every run).
+# The expected cost of steadiness on top of that, per run: the adaptive warm-up of a .NET run past its 20 s minimum
+# (assumed 10 s) and retries (assumed one run in eight, so an eighth of a run is added to every run). Both are
+# estimates, not yet measured by a sitting with the adaptive warm-up; --dry-run also prints the longest case.
 ADAPTIVE_EXTRA=10
 RETRY_SHARE=8
 
