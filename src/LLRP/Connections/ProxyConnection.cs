@@ -50,10 +50,14 @@ internal sealed class ProxyConnection
     private long _deadline = long.MaxValue;
     private volatile Waiting _waiting;
     private volatile bool _headTimedOut;
+    private volatile bool _inExchange;
+    // The host is stopping and this connection's wait for a next request was cancelled to close it.
+    private volatile bool _closingIdle;
     private ProxyError _rejection;
 
-    public ProxyConnection(ProxyServer server, ConnectionContext context, IForwarder forwarder, int index)
+    public ProxyConnection(ProxyServer server, ConnectionContext context, IForwarder forwarder, int index, Uri downstream)
     {
+        Downstream = downstream;
         _server = server;
         _context = context;
         _input = context.Transport.Input;
@@ -66,6 +70,12 @@ internal sealed class ProxyConnection
         Body = new RequestBodyReader(_input, _options, SendContinueAsync);
         ForwardedFor = Encoding.ASCII.GetBytes((context.RemoteEndPoint as IPEndPoint)?.Address.ToString() ?? "unknown");
     }
+
+    /// <summary>The downstream this connection was assigned, named when a failed exchange is logged.</summary>
+    public Uri Downstream { get; }
+
+    /// <summary>A request head was accepted and its exchange has not ended: what a graceful stop waits for.</summary>
+    public bool InExchange => _inExchange;
 
     /// <summary>The connection's number in arrival order, for client assignment.</summary>
     public int Index { get; }
@@ -150,9 +160,11 @@ internal sealed class ProxyConnection
                     await FailExchangeAsync(e);
                     return;
                 }
+                _inExchange = false;
                 _server.CountRequest();
                 // A body the downstream did not wait for is still in the pipe; skipping it safely means closing (RFC 9110 §15.5).
-                if (Response.MustClose || !Body.IsComplete)
+                // A stopping host closes each connection once its exchange is done (RFC 9112 §9.6 lets a server close).
+                if (Response.MustClose || !Body.IsComplete || _server.Stopping)
                 {
                     return;
                 }
@@ -165,6 +177,7 @@ internal sealed class ProxyConnection
         finally
         {
             _waiting = Waiting.Nothing;
+            _inExchange = false;
             Head.Reset();
             _forwarder.Dispose();
             _forwardingCts.Dispose();
@@ -181,7 +194,16 @@ internal sealed class ProxyConnection
     private HeadStatus ParseHead(in ReadResult result)
     {
         var buffer = result.Buffer;
-        if (result.IsCanceled || _headTimedOut)
+        if (result.IsCanceled && _closingIdle && !_headTimedOut)
+        {
+            if (buffer.IsEmpty)
+            {
+                // The host is stopping and no request has started: close.
+                return HeadStatus.Closed;
+            }
+            // A request arrived as the stop began: it is served, then the connection closes.
+        }
+        else if (result.IsCanceled || _headTimedOut)
         {
             // RFC 9110 §15.5.9: 408 when the client was slow to send a request it started (bytes of it are here, even
             // if they arrived too late to be parsed before the deadline); an idle connection just closes.
@@ -226,6 +248,7 @@ internal sealed class ProxyConnection
         Body.Start(Head);
         Response.Start(Head);
         RestartDownstreamTimeout();
+        _inExchange = true;
         _waiting = Waiting.Downstream;
     }
 
@@ -243,12 +266,15 @@ internal sealed class ProxyConnection
         }
         if (Response.HasStarted)
         {
+            _server.ReportFailure(reason, 0, Downstream, e);
             // RFC 9112 §6.3 / RFC 9110 §15.6: the response has begun and cannot be finished correctly, so the client
             // must see an incomplete message, never a truncated one that looks whole.
             _context.Abort(new ConnectionAbortedException("The downstream response could not be completed.", e));
             return;
         }
-        await Response.WriteErrorAsync(ProxyErrors.StatusCode(reason));
+        var status = ProxyErrors.StatusCode(reason);
+        _server.ReportFailure(reason, status, Downstream, e);
+        await Response.WriteErrorAsync(status);
     }
 
     private ProxyError Reason(Exception e) => e switch
@@ -281,6 +307,11 @@ internal sealed class ProxyConnection
         if (waiting == Waiting.NextRequest)
         {
             _forwarder.OnIdle();
+            if (_server.Stopping && !_closingIdle)
+            {
+                _closingIdle = true;
+                _input.CancelPendingRead();
+            }
         }
         if (waiting == Waiting.Nothing || now < Volatile.Read(ref _deadline))
         {

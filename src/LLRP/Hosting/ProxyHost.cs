@@ -1,3 +1,4 @@
+using System.Globalization;
 using LLRP.Connections;
 using LLRP.Diagnostics;
 using LLRP.Forwarding;
@@ -6,6 +7,7 @@ using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
 namespace LLRP.Hosting;
@@ -18,7 +20,8 @@ public static class ProxyHost
         CommandLine.Check(args);
         var builder = WebApplication.CreateSlimBuilder(args);
         builder.Logging.ClearProviders();
-        builder.Logging.AddSimpleConsole().SetMinimumLevel(LogLevel.Warning);
+        // One line per entry: a failed exchange's warning (ExchangeFailureLog) reads as one line, as grep sees it.
+        builder.Logging.AddSimpleConsole(o => o.SingleLine = true).SetMinimumLevel(LogLevel.Warning);
         builder.Logging.AddFilter("Microsoft.Hosting.Lifetime", LogLevel.Information);
         // --urls is served by explicit Listen calls, which Kestrel reports as "Overriding address(es)" at Warning.
         builder.Logging.AddFilter("Microsoft.AspNetCore.Server.Kestrel", LogLevel.Error);
@@ -27,6 +30,8 @@ public static class ProxyHost
 
         var options = ProxyOptions.From(builder.Configuration);
         builder.Services.AddSingleton(options);
+        // The bound of the graceful stop: Kestrel waits this long for connections to end, then aborts them.
+        builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = options.ShutdownTimeout);
 
         // Kestrel's default (true): an idle connection waits with a zero-byte read and holds no 4 KiB pipe block.
         // Measured 2026-11-23 (analysis/results/20261123-idle-memory): 10,000 idle connections cost 6.4 KiB each with
@@ -47,7 +52,14 @@ public static class ProxyHost
         });
 
         var app = builder.Build();
+        server.UseLogging(app.Services.GetRequiredService<ILoggerFactory>());
         var report = new SelfReport(server, options.StatsInterval);
+        app.Lifetime.ApplicationStopping.Register(() =>
+        {
+            var inFlight = server.BeginStopping();
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"LLRP stopping: no new connections; waiting up to {options.ShutdownTimeout.TotalSeconds} s for {Wording.Count(inFlight, "exchange", "exchanges")} in flight, then aborting what is left."));
+        });
         app.Lifetime.ApplicationStarted.Register(() => Console.WriteLine($"{options.Describe()}\n{server.ClientDescription}"));
         app.Lifetime.ApplicationStopped.Register(() =>
         {
