@@ -53,6 +53,7 @@ public sealed class ProxyOptions
         new("healthCheckTimeout", "10", "active health: seconds a check may take; longer is a failure (YARP's default)"),
         new("healthCheckFall", "2", "active health: failed checks in a row that take a downstream out (YARP's ConsecutiveFailures default)"),
         new("healthCheckRise", "1", "active health: passed checks in a row that bring it back (YARP: the first)"),
+        new("shutdownTimeout", "30", "seconds a stop (SIGTERM, Ctrl+C) waits for exchanges in flight before aborting them (HostOptions.ShutdownTimeout's default)"),
         new("statsInterval", "0", "print crank statistics every N seconds; 0 is off"),
         new("statsWindow", "0", "statistics cover the last N seconds that ended with requests served; 0: since the first request"),
     ];
@@ -125,6 +126,10 @@ public sealed class ProxyOptions
     public int HealthCheckFall { get; init; } = 2;
     public int HealthCheckRise { get; init; } = 1;
 
+    // Matches HostOptions.ShutdownTimeout (30 s), the bound the generic host and Kestrel's own graceful stop use: long
+    // enough for a slow download to finish, short enough for a service manager's stop (systemd waits 90 s).
+    public TimeSpan ShutdownTimeout { get; init; } = TimeSpan.FromSeconds(30);
+
     // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
     public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
 
@@ -181,6 +186,7 @@ public sealed class ProxyOptions
             HealthCheckTimeout = Seconds(config, "healthCheckTimeout", 10),
             HealthCheckFall = Int(config, "healthCheckFall", 2, 1, 1000),
             HealthCheckRise = Int(config, "healthCheckRise", 1, 1, 1000),
+            ShutdownTimeout = Seconds(config, "shutdownTimeout", 30),
             StatsInterval = Seconds(config, "statsInterval", 0, allowZero: true),
             StatsWindow = Seconds(config, "statsWindow", 0, allowZero: true),
         };
@@ -246,7 +252,7 @@ public sealed class ProxyOptions
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
             $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s " +
             $"loadBalancing={LoadBalancing} passiveHealthReactivationPeriod={PassiveHealthReactivationPeriod.TotalSeconds}s " +
-            $"{DescribeHealthChecks()} statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
+            $"{DescribeHealthChecks()} shutdownTimeout={ShutdownTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
 
     private string DescribeHealthChecks() => HealthCheckPath.Length == 0
         ? "healthCheckPath=(off)"

@@ -41,6 +41,7 @@ public sealed class CommandLineTests
         { "healthCheckTimeout", "1s", "is not a number of seconds above 0 and at most 86400" },
         { "healthCheckFall", "0", "is not a whole number from 1 to 1000" },
         { "healthCheckRise", "1001", "is not a whole number from 1 to 1000" },
+        { "shutdownTimeout", "0", "is not a number of seconds above 0 and at most 86400" },
         { "statsInterval", "-1", "is not 0 (off) or a number of seconds up to 86400" },
         { "statsWindow", "x", "is not 0 (off) or a number of seconds up to 86400" },
     };

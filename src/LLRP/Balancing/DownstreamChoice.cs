@@ -12,6 +12,9 @@ internal sealed class DownstreamChoice(DownstreamSet set)
 
     public DownstreamSet Set => set;
 
+    /// <summary>The downstream last chosen for this connection: what a failure log names.</summary>
+    public Destination? Current { get; private set; }
+
     /// <summary>The downstream for this request, counted as in flight until <see cref="Release"/>; 503 when every one is out.</summary>
     public Destination Acquire(Destination? exclude = null)
     {
@@ -33,6 +36,7 @@ internal sealed class DownstreamChoice(DownstreamSet set)
             DownstreamSet.ThrowNoneAvailable();
         }
         destination.RequestStarted();
+        Current = destination;
         return destination;
     }
 

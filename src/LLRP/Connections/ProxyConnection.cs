@@ -3,6 +3,7 @@ using System.IO.Pipelines;
 using System.Net;
 using System.Runtime.CompilerServices;
 using System.Text;
+using LLRP.Balancing;
 using LLRP.Buffers;
 using LLRP.Errors;
 using LLRP.Http1;
@@ -62,10 +63,15 @@ internal sealed class ProxyConnection
     private long _deadline = long.MaxValue;
     private volatile Waiting _waiting;
     private volatile bool _headTimedOut;
+    private volatile bool _inExchange;
+    // The host is stopping and this connection's wait for a next request was cancelled to close it.
+    private volatile bool _closingIdle;
     private ProxyError _rejection;
+    private readonly DownstreamChoice _downstreams;
 
-    public ProxyConnection(ProxyServer server, ConnectionContext context, IForwarder forwarder, int index)
+    public ProxyConnection(ProxyServer server, ConnectionContext context, IForwarder forwarder, int index, DownstreamChoice downstreams)
     {
+        _downstreams = downstreams;
         _server = server;
         _context = context;
         _input = context.Transport.Input;
@@ -78,6 +84,12 @@ internal sealed class ProxyConnection
         Body = new RequestBodyReader(_input, _options, SendContinueAsync);
         ForwardedFor = Encoding.ASCII.GetBytes((context.RemoteEndPoint as IPEndPoint)?.Address.ToString() ?? "unknown");
     }
+
+    /// <summary>The downstream of the latest exchange (none before the first one), named when a failed exchange is logged.</summary>
+    public Uri? Downstream => _downstreams.Current?.Address;
+
+    /// <summary>A request head was accepted and its exchange has not ended: what a graceful stop waits for.</summary>
+    public bool InExchange => _inExchange;
 
     /// <summary>The connection's number in arrival order, for client assignment.</summary>
     public int Index { get; }
@@ -162,8 +174,11 @@ internal sealed class ProxyConnection
                     await FailExchangeAsync(e);
                     return;
                 }
+                _inExchange = false;
                 _server.CountRequest();
-                if (Response.MustClose || (!Body.IsComplete && !await DrainBodyAsync()))
+                // A body the downstream did not wait for is still in the pipe: drained (bounded) or the connection closes
+                // (RFC 9110 §15.5). A stopping host closes each connection once its exchange is done (RFC 9112 §9.6).
+                if (Response.MustClose || _server.Stopping || (!Body.IsComplete && !await DrainBodyAsync()))
                 {
                     return;
                 }
@@ -176,6 +191,7 @@ internal sealed class ProxyConnection
         finally
         {
             _waiting = Waiting.Nothing;
+            _inExchange = false;
             Head.Reset();
             _forwarder.Dispose();
             _forwardingCts.Dispose();
@@ -226,7 +242,16 @@ internal sealed class ProxyConnection
     private HeadStatus ParseHead(in ReadResult result)
     {
         var buffer = result.Buffer;
-        if (result.IsCanceled || _headTimedOut)
+        if (result.IsCanceled && _closingIdle && !_headTimedOut)
+        {
+            if (buffer.IsEmpty)
+            {
+                // The host is stopping and no request has started: close.
+                return HeadStatus.Closed;
+            }
+            // A request arrived as the stop began: it is served, then the connection closes.
+        }
+        else if (result.IsCanceled || _headTimedOut)
         {
             // RFC 9110 §15.5.9: 408 when the client was slow to send a request it started (bytes of it are here, even
             // if they arrived too late to be parsed before the deadline); an idle connection just closes.
@@ -271,6 +296,7 @@ internal sealed class ProxyConnection
         Body.Start(Head);
         Response.Start(Head);
         RestartDownstreamTimeout();
+        _inExchange = true;
         _waiting = Waiting.Downstream;
     }
 
@@ -288,12 +314,15 @@ internal sealed class ProxyConnection
         }
         if (Response.HasStarted)
         {
+            _server.ReportFailure(reason, 0, Downstream, e);
             // RFC 9112 §6.3 / RFC 9110 §15.6: the response has begun and cannot be finished correctly, so the client
             // must see an incomplete message, never a truncated one that looks whole.
             _context.Abort(new ConnectionAbortedException("The downstream response could not be completed.", e));
             return;
         }
-        await Response.WriteErrorAsync(ProxyErrors.StatusCode(reason));
+        var status = ProxyErrors.StatusCode(reason);
+        _server.ReportFailure(reason, status, Downstream, e);
+        await Response.WriteErrorAsync(status);
     }
 
     private ProxyError Reason(Exception e) => e switch
@@ -326,6 +355,11 @@ internal sealed class ProxyConnection
         if (waiting == Waiting.NextRequest)
         {
             _forwarder.OnIdle();
+            if (_server.Stopping && !_closingIdle)
+            {
+                _closingIdle = true;
+                _input.CancelPendingRead();
+            }
         }
         if (waiting == Waiting.Nothing || now < Volatile.Read(ref _deadline))
         {

@@ -1,6 +1,9 @@
 using System.Collections.Concurrent;
 using LLRP.Balancing;
+using LLRP.Diagnostics;
+using LLRP.Errors;
 using Microsoft.AspNetCore.Connections;
+using Microsoft.Extensions.Logging;
 
 namespace LLRP.Connections;
 
@@ -23,6 +26,8 @@ internal sealed class ProxyServer : IDisposable
     private int _connectionCount;
     private long _requests;
     private long _rejected;
+    private volatile bool _stopping;
+    private ExchangeFailureLog? _failures;
 
     public ProxyServer(ProxyOptions options, DownstreamSet downstreams, IForwarderFactory forwarders)
     {
@@ -41,6 +46,33 @@ internal sealed class ProxyServer : IDisposable
 
     public string ClientDescription => _forwarders.Description;
 
+    /// <summary>The host is stopping: no new connections, idle ones close, busy ones close after their exchange.</summary>
+    public bool Stopping => _stopping;
+
+    /// <summary>Where failed exchanges are logged (set once the host's logging exists; tests without it log nothing).</summary>
+    public void UseLogging(ILoggerFactory loggers) =>
+        _failures = new ExchangeFailureLog(loggers.CreateLogger("LLRP.Exchanges"), TimeProvider.System);
+
+    /// <summary>Logs a failure the downstream side caused (rate-limited; see <see cref="ExchangeFailureLog"/>).</summary>
+    public void ReportFailure(ProxyError reason, int answer, Uri? downstream, Exception cause)
+    {
+        if (ExchangeFailureLog.IsLogged(reason))
+        {
+            _failures?.Report(reason, answer, downstream, cause);
+        }
+    }
+
+    /// <summary>
+    /// Starts a graceful stop and returns how many exchanges are in flight. Kestrel stops accepting and waits up to
+    /// shutdownTimeout for the connections to end, then aborts the rest; the deadline sweep closes idle connections
+    /// (<see cref="ProxyConnection.CheckDeadline"/>) so that only exchanges in flight are waited for.
+    /// </summary>
+    public int BeginStopping()
+    {
+        _stopping = true;
+        return _connections.Keys.Count(c => c.InExchange);
+    }
+
     public void CountRequest() => Interlocked.Increment(ref _requests);
     public void CountRejected() => Interlocked.Increment(ref _rejected);
 
@@ -48,7 +80,8 @@ internal sealed class ProxyServer : IDisposable
     {
         var index = Interlocked.Increment(ref _connectionCount) - 1;
         // Which downstream each request goes to is the balancer's (loadBalancing); ConnectionRoundRobin assigns one here.
-        var connection = new ProxyConnection(this, context, _forwarders.Create(new DownstreamChoice(Downstreams), index), index);
+        var downstreams = new DownstreamChoice(Downstreams);
+        var connection = new ProxyConnection(this, context, _forwarders.Create(downstreams, index), index, downstreams);
         _connections.TryAdd(connection, 0);
         try
         {

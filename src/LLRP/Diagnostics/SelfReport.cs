@@ -48,10 +48,8 @@ internal sealed class SelfReport : IDisposable
         string block;
         lock (_sampler)
         {
-            if (!_sampler.Add(Now()))
-            {
-                return;
-            }
+            // Printed every interval, with or without new requests: a reader sees the proxy is alive and idle.
+            _sampler.Add(Now());
             block = Block(_sampler.Window());
         }
         Console.Out.Write(block);
@@ -68,10 +66,10 @@ internal sealed class SelfReport : IDisposable
         }
         var inWindow = w.Requests > 0
             ? string.Create(CultureInfo.InvariantCulture,
-                $"over the {w.Seconds:F1} s window: {w.Requests} requests, {w.AllocatedPerRequest:F1} bytes/request, {w.CpuUsPerRequest:F1} us CPU/request, {w.JitMethods} methods JIT-compiled ({w.FirstHalfJitMethods} + {w.SecondHalfJitMethods} by half).")
+                $"over the {w.Seconds:F1} s window: {Wording.Count(w.Requests, "request", "requests")}, {w.AllocatedPerRequest:F1} bytes/request, {w.CpuUsPerRequest:F1} us CPU/request, {w.JitMethods} methods JIT-compiled ({w.FirstHalfJitMethods} + {w.SecondHalfJitMethods} by half).")
             : "no requests in the window.";
         return string.Create(CultureInfo.InvariantCulture,
-            $"LLRP served {_server.Requests} requests, rejected {_server.Rejected}, allocated {GC.GetTotalAllocatedBytes()} bytes in all; {inWindow}");
+            $"LLRP served {Wording.Count(_server.Requests, "request", "requests")}, rejected {_server.Rejected}, allocated {Wording.Count(GC.GetTotalAllocatedBytes(), "byte", "bytes")} in all; {inWindow}");
     }
 
     /// <summary>The statistics block of the window as of the last sample.</summary>

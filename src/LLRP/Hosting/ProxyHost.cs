@@ -1,3 +1,4 @@
+using System.Globalization;
 using LLRP.Balancing;
 using LLRP.Connections;
 using LLRP.Diagnostics;
@@ -7,6 +8,7 @@ using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
 namespace LLRP.Hosting;
@@ -19,7 +21,8 @@ public static class ProxyHost
         CommandLine.Check(args);
         var builder = WebApplication.CreateSlimBuilder(args);
         builder.Logging.ClearProviders();
-        builder.Logging.AddSimpleConsole().SetMinimumLevel(LogLevel.Warning);
+        // One line per entry: a failed exchange's warning (ExchangeFailureLog) reads as one line, as grep sees it.
+        builder.Logging.AddSimpleConsole(o => o.SingleLine = true).SetMinimumLevel(LogLevel.Warning);
         builder.Logging.AddFilter("Microsoft.Hosting.Lifetime", LogLevel.Information);
         // Downstreams taken out (Warning) and back in (Information).
         builder.Logging.AddFilter("LLRP.Balancing", LogLevel.Information);
@@ -30,6 +33,8 @@ public static class ProxyHost
 
         var options = ProxyOptions.From(builder.Configuration);
         builder.Services.AddSingleton(options);
+        // The bound of the graceful stop: Kestrel waits this long for connections to end, then aborts them.
+        builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = options.ShutdownTimeout);
 
         // Kestrel's default (true): an idle connection waits with a zero-byte read and holds no 4 KiB pipe block.
         // Measured 2026-11-23 (analysis/results/20261123-idle-memory): 10,000 idle connections cost 6.4 KiB each with
@@ -51,8 +56,15 @@ public static class ProxyHost
         });
 
         var app = builder.Build();
+        server.UseLogging(app.Services.GetRequiredService<ILoggerFactory>());
         var report = new SelfReport(server, options.StatsInterval);
         downstreams.Start(app.Services.GetRequiredService<ILoggerFactory>());
+        app.Lifetime.ApplicationStopping.Register(() =>
+        {
+            var inFlight = server.BeginStopping();
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"LLRP stopping: no new connections; waiting up to {options.ShutdownTimeout.TotalSeconds} s for {Wording.Count(inFlight, "exchange", "exchanges")} in flight, then aborting what is left."));
+        });
         app.Lifetime.ApplicationStarted.Register(() => Console.WriteLine($"{options.Describe()}\n{server.ClientDescription}"));
         app.Lifetime.ApplicationStopped.Register(() =>
         {

@@ -16,7 +16,7 @@ public sealed record ProgramResult(int ExitCode, IReadOnlyList<string> Output, I
 internal static class ProgramRun
 {
     // Start-up of the runtime and host on a busy machine; a hang guard, not a measurement.
-    private static readonly TimeSpan s_cap = TimeSpan.FromSeconds(60);
+    internal static readonly TimeSpan s_cap = TimeSpan.FromSeconds(60);
 
     /// <summary>Runs to its end (killed and failed at the cap).</summary>
     public static async Task<ProgramResult> RunAsync(IEnumerable<string> args, IReadOnlyDictionary<string, string>? environment = null)
@@ -59,6 +59,13 @@ internal static class ProgramRun
             await process.WaitForExitAsync();
             return new ProgramResult(exited ? process.ExitCode : -1, Snapshot(output), Snapshot(errors));
         }
+    }
+
+    /// <summary>Starts LLRP and returns at once: the test drives it (requests, signals) and waits for its end.</summary>
+    public static RunningProgram Start(IEnumerable<string> args)
+    {
+        var (process, output, errors) = Start(args, null);
+        return new RunningProgram(process, output, errors);
     }
 
     private static (Process, List<string>, List<string>) Start(IEnumerable<string> args, IReadOnlyDictionary<string, string>? environment)
@@ -115,11 +122,75 @@ internal static class ProgramRun
         }
     }
 
-    private static List<string> Snapshot(List<string> lines)
+    internal static List<string> Snapshot(List<string> lines)
     {
         lock (lines)
         {
             return [.. lines];
         }
+    }
+}
+
+/// <summary>An LLRP process a test drives; killed on dispose if it is still running.</summary>
+internal sealed class RunningProgram(Process process, List<string> output, List<string> errors) : IAsyncDisposable
+{
+    public IReadOnlyList<string> Output => ProgramRun.Snapshot(output);
+
+    /// <summary>Waits (bounded) until standard output satisfies <paramref name="condition"/>; false if it never does.</summary>
+    public async Task<bool> WaitForOutputAsync(Func<IReadOnlyList<string>, bool> condition)
+    {
+        var deadline = DateTime.UtcNow + ProgramRun.s_cap;
+        while (!condition(Output))
+        {
+            if (process.HasExited || DateTime.UtcNow > deadline)
+            {
+                return condition(Output);
+            }
+            await Task.Delay(20);
+        }
+        return true;
+    }
+
+    /// <summary>The address of the first "Now listening on:" line (the listener of --urls http://127.0.0.1:0).</summary>
+    public async Task<Uri> ListeningAsync()
+    {
+        const string marker = "Now listening on: ";
+        Assert.True(await WaitForOutputAsync(lines => lines.Any(l => l.Contains(marker, StringComparison.Ordinal))),
+            $"LLRP did not start: {string.Join(" | ", Output)} {string.Join(" | ", ProgramRun.Snapshot(errors))}");
+        var line = Output.First(l => l.Contains(marker, StringComparison.Ordinal));
+        return new Uri(line[(line.IndexOf(marker, StringComparison.Ordinal) + marker.Length)..].Trim());
+    }
+
+    /// <summary>Sends SIGTERM, as a service manager or `kill` does.</summary>
+    public void Terminate()
+    {
+        using var kill = Process.Start("kill", ["-TERM", process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+        kill!.WaitForExit();
+    }
+
+    /// <summary>Waits (bounded) for the process to end on its own.</summary>
+    public async Task<ProgramResult> WaitForExitAsync()
+    {
+        using var cap = new CancellationTokenSource(ProgramRun.s_cap);
+        try
+        {
+            await process.WaitForExitAsync(cap.Token);
+        }
+        catch (OperationCanceledException)
+        {
+            Assert.Fail($"LLRP did not exit within {ProgramRun.s_cap.TotalSeconds} s: {string.Join(" | ", Output)}");
+        }
+        process.WaitForExit();
+        return new ProgramResult(process.ExitCode, Output, ProgramRun.Snapshot(errors));
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (!process.HasExited)
+        {
+            process.Kill(entireProcessTree: true);
+            await process.WaitForExitAsync();
+        }
+        process.Dispose();
     }
 }
