@@ -55,6 +55,7 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, Uri downstr
         {
             request.Content = new BodyContent(connection, head.Framing == BodyFraming.ContentLength ? head.ContentLength : null);
             request.Headers.TransferEncodingChunked = head.Framing == BodyFraming.Chunked;
+            ExpectContinueForLargeBody(request.Headers, head);
         }
 
         var headers = request.Headers;

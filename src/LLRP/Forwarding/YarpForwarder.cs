@@ -1,6 +1,7 @@
 using LLRP.Connections;
 using LLRP.Context;
 using LLRP.Errors;
+using LLRP.Http1;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Yarp.ReverseProxy.Forwarder;
@@ -35,6 +36,7 @@ internal sealed class YarpForwarder : InvokerForwarder
         var context = _context.Start(connection);
         try
         {
+            _transformer.Head = connection.Head;
             var error = await _forwarder.SendAsync(context, DownstreamPrefix, Invoker, _config, _transformer);
             if (error != ForwarderError.None)
             {
@@ -90,6 +92,9 @@ internal sealed class YarpForwarder : InvokerForwarder
     /// </summary>
     private sealed class LLRPTransformer(ProxyHttpContext context) : HttpTransformer
     {
+        /// <summary>The current request's head, for the expectation the other variants add too.</summary>
+        public RequestHead Head { get; set; } = null!;
+
         public override async ValueTask TransformRequestAsync(HttpContext httpContext, HttpRequestMessage proxyRequest, string downstreamPrefix, CancellationToken cancellationToken)
         {
             await base.TransformRequestAsync(httpContext, proxyRequest, downstreamPrefix, cancellationToken);
@@ -108,6 +113,10 @@ internal sealed class YarpForwarder : InvokerForwarder
                 }
             }
             context.AddProxyFields(headers);
+            if (proxyRequest.Content is not null)
+            {
+                ExpectContinueForLargeBody(headers, Head);
+            }
         }
 
         public override async ValueTask<bool> TransformResponseAsync(HttpContext httpContext, HttpResponseMessage? proxyResponse, CancellationToken cancellationToken)
