@@ -328,8 +328,9 @@ internal sealed class ProxyConnection
     private ProxyError Reason(Exception e) => e switch
     {
         ProxyException p => p.Error,
-        // The timer fired: a client that stopped sending its body is late (408); otherwise the downstream is (504).
-        OperationCanceledException => Body.IsComplete ? ProxyError.DownstreamTimeout : ProxyError.RequestTimeout,
+        // The timer fired while the proxy waited for body bytes the client had not sent: the client is late (408).
+        // Any other wait (the downstream not answering, or not taking the body it is sent) is the downstream's (504).
+        OperationCanceledException => Body.IsAwaitingClient ? ProxyError.RequestTimeout : ProxyError.DownstreamTimeout,
         // A failure the variant did not classify: the downstream exchange failed (RFC 9110 §15.6.3).
         _ => ProxyError.DownstreamUnavailable,
     };

@@ -30,6 +30,10 @@ internal sealed class HttpContextForwarder(DownstreamClients clients, Downstream
         {
             var aborted = context.RequestAborted;
             using var request = CreateRequest(context);
+            if (request.Content is not null)
+            {
+                ExpectContinueForLargeBody(request.Headers, connection.Head);
+            }
             using var response = await SendAsync(request, aborted);
 
             // Validated as in the httpclient variant (a Content-Length the proxy cannot trust is a 502); the response feature

@@ -5,6 +5,7 @@ using System.Runtime.CompilerServices;
 using LLRP.Balancing;
 using LLRP.Connections;
 using LLRP.Errors;
+using LLRP.Http1;
 
 namespace LLRP.Forwarding;
 
@@ -185,6 +186,33 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
             }
         }
         return false;
+    }
+
+    /// <summary>
+    /// A request body whose Content-Length is at least this is sent downstream with "Expect: 100-continue". 1 MiB is
+    /// Kestrel's default MaxRequestBufferSize: an origin takes a smaller body into its buffers whether or not it reads
+    /// it, so SocketsHttpHandler's send completes and an early answer is read after it; only a larger one can be held up
+    /// by an origin that answers without reading it.
+    /// </summary>
+    internal const long ExpectContinueMinimumBodySize = 1024 * 1024;
+
+    /// <summary>
+    /// Asks the downstream for "100 (Continue)" before a body of at least <see cref="ExpectContinueMinimumBodySize"/>
+    /// bytes (RFC 9110 §10.1.1). Without the expectation SocketsHttpHandler sends the whole body before it reads a byte
+    /// of the response (HttpConnection.SendAsync), so an origin that refuses the body early (413, 401) and stops reading
+    /// it would hold the exchange until downstreamResponseTimeout; with it, a final status before 100 comes back at
+    /// once, the body is not sent, and the handler closes that downstream connection. The cost is one round trip per
+    /// such body, or SocketsHttpHandler's Expect100ContinueTimeout (1 s) with an origin that never sends 100. This is the
+    /// proxy's own expectation: the client's "Expect" is answered by the proxy and never forwarded. A chunked body
+    /// (its size unknown until it ends) and a smaller one are sent without it, so smaller and chunked uploads do not pay
+    /// the round trip; an early refusal of a chunked upload then depends on the origin reading the rest.
+    /// </summary>
+    protected static void ExpectContinueForLargeBody(HttpRequestHeaders headers, RequestHead head)
+    {
+        if (head.Framing == BodyFraming.ContentLength && head.ContentLength >= ExpectContinueMinimumBodySize)
+        {
+            headers.ExpectContinue = true;
+        }
     }
 
     /// <summary>An absolute URI whose path and query are sent exactly as written.</summary>

@@ -2,6 +2,7 @@ using LLRP.Balancing;
 using LLRP.Connections;
 using LLRP.Context;
 using LLRP.Errors;
+using LLRP.Http1;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Yarp.ReverseProxy.Forwarder;
@@ -36,6 +37,7 @@ internal sealed class YarpForwarder : InvokerForwarder
         var context = _context.Start(connection);
         try
         {
+            _transformer.Head = connection.Head;
             var error = await _forwarder.SendAsync(context, DownstreamPrefix, Invoker, _config, _transformer);
             if (error != ForwarderError.None)
             {
@@ -91,6 +93,9 @@ internal sealed class YarpForwarder : InvokerForwarder
     /// </summary>
     private sealed class LLRPTransformer(ProxyHttpContext context) : HttpTransformer
     {
+        /// <summary>The current request's head, for the expectation the other variants add too.</summary>
+        public RequestHead Head { get; set; } = null!;
+
         public override async ValueTask TransformRequestAsync(HttpContext httpContext, HttpRequestMessage proxyRequest, string downstreamPrefix, CancellationToken cancellationToken)
         {
             await base.TransformRequestAsync(httpContext, proxyRequest, downstreamPrefix, cancellationToken);
@@ -109,6 +114,10 @@ internal sealed class YarpForwarder : InvokerForwarder
                 }
             }
             context.AddProxyFields(headers);
+            if (proxyRequest.Content is not null)
+            {
+                ExpectContinueForLargeBody(headers, Head);
+            }
         }
 
         public override async ValueTask<bool> TransformResponseAsync(HttpContext httpContext, HttpResponseMessage? proxyResponse, CancellationToken cancellationToken)

@@ -28,6 +28,7 @@ internal sealed class RequestBodyReader
     private long _total;
     private ChunkedDecoder _chunked;
     private bool _continuePending;
+    private bool _awaitingClient;
 
     public RequestBodyReader(PipeReader input, ProxyOptions options, Func<ValueTask> sendContinue)
     {
@@ -42,9 +43,16 @@ internal sealed class RequestBodyReader
     /// <summary>The client sent Expect: 100-continue and has not been asked for the body yet.</summary>
     public bool AwaitsContinue => _continuePending && _state != State.Done;
 
+    /// <summary>
+    /// A read is waiting for bytes the client has not sent yet (it stays set when that read is cancelled), so a
+    /// timeout that ends the exchange now is the client's (408), not the downstream's (504).
+    /// </summary>
+    public bool IsAwaitingClient => _awaitingClient;
+
     public void Start(RequestHead head)
     {
         _total = 0;
+        _awaitingClient = false;
         // Each chunk-size line is capped by the decoder (MaxChunkLineLength), so the whole body's extensions need no
         // budget of their own; the trailer section gets the header section's (RFC 9112 §7.1.2 fields are header-like).
         _chunked.Reset(maxExtensionBytes: int.MaxValue, maxTrailerBytes: _options.MaxRequestHeadersTotalSize);
@@ -74,7 +82,9 @@ internal sealed class RequestBodyReader
 
         while (true)
         {
+            _awaitingClient = true;
             var result = await _input.ReadAsync(cancellationToken);
+            _awaitingClient = false;
             var buffer = result.Buffer;
             var copied = Decode(ref buffer, destination.Span);
             _input.AdvanceTo(buffer.Start, _state == State.Done || copied > 0 ? buffer.Start : buffer.End);
