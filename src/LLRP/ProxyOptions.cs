@@ -45,6 +45,7 @@ public sealed class ProxyOptions
         new("downstreamConnectTimeout", "15", "seconds to connect downstream; then 502 (YARP's default)"),
         new("downstreamResponseTimeout", "100", "seconds without a response head (504) or body progress (abort) (YARP's default)"),
         new("downstreamIdleTimeout", "60", "llhttp: seconds an idle downstream connection is kept (SocketsHttpHandler's PooledConnectionIdleTimeout)"),
+        new("downstreamShareAfter", "1", "llhttp without shareClients: seconds a client connection stays idle before its downstream connection goes to the shared idle pool (at most 1,024 per downstream)"),
         new("statsInterval", "0", "print crank statistics every N seconds; 0 is off"),
         new("statsWindow", "0", "statistics cover the last N seconds that ended with requests served; 0: since the first request"),
     ];
@@ -98,6 +99,12 @@ public sealed class ProxyOptions
     // this long is closed, so an idle client connection does not pin one (with its socket) for its whole life.
     public TimeSpan DownstreamIdleTimeout { get; init; } = TimeSpan.FromMinutes(1);
 
+    // An idle client connection pins no downstream connection past this: 1 s is far above the gap between requests of
+    // a busy keep-alive client (so the affinity holds under load) and short enough that 10,000 idle clients hold at
+    // most the shared pool's 1,024 idle downstream connections (nginx's crank config keeps 1,024 idle upstream
+    // connections per worker the same way).
+    public TimeSpan DownstreamShareAfter { get; init; } = TimeSpan.FromSeconds(1);
+
     // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
     public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
 
@@ -147,6 +154,7 @@ public sealed class ProxyOptions
             DownstreamConnectTimeout = Seconds(config, "downstreamConnectTimeout", 15),
             DownstreamResponseTimeout = Seconds(config, "downstreamResponseTimeout", 100),
             DownstreamIdleTimeout = Seconds(config, "downstreamIdleTimeout", 60),
+            DownstreamShareAfter = Seconds(config, "downstreamShareAfter", 1, allowZero: true),
             StatsInterval = Seconds(config, "statsInterval", 0, allowZero: true),
             StatsWindow = Seconds(config, "statsWindow", 0, allowZero: true),
         };
@@ -178,7 +186,7 @@ public sealed class ProxyOptions
             $"maxRequestHeaderCount={MaxRequestHeaderCount} maxRequestBodySize={MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
-            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
+            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s downstreamShareAfter={DownstreamShareAfter.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
 
     private static bool Bool(IConfiguration config, string key, bool fallback)
     {
@@ -225,7 +233,7 @@ public sealed class ProxyOptions
             || seconds < 0 || (seconds == 0 && !allowZero) || seconds > 86_400)
         {
             throw new OptionsException(allowZero
-                ? $"--{key} '{value}' is not 0 (off) or a number of seconds up to 86400."
+                ? $"--{key} '{value}' is not a number of seconds from 0 to 86400."
                 : $"--{key} '{value}' is not a number of seconds above 0 and at most 86400.");
         }
         return TimeSpan.FromSeconds(seconds);

@@ -8,7 +8,8 @@ namespace LLRP.Forwarding;
 
 /// <summary>
 /// The llhttp variant's connections: by default one downstream connection per inbound connection (the original
-/// LLRP's affinity), or with shareClients one LIFO pool per downstream shared by every inbound connection.
+/// LLRP's affinity) while that connection is busy, given to the downstream's shared idle pool when it goes idle; or with
+/// shareClients one LIFO pool per downstream shared by every exchange.
 /// </summary>
 internal sealed class LLHttpForwarderFactory : IForwarderFactory
 {
@@ -33,12 +34,11 @@ internal sealed class LLHttpForwarderFactory : IForwarderFactory
             PooledConnectionIdleTimeout = options.DownstreamIdleTimeout,
             BufferPool = ProxyBuffers.Bytes,
         };
-        if (options.ShareClients)
+        // With shareClients every exchange rents from these; otherwise they hold the connections idle client
+        // connections gave up (downstreamShareAfter), so idle downstream connections stay bounded either way.
+        foreach (var downstream in options.Downstreams)
         {
-            foreach (var downstream in options.Downstreams)
-            {
-                _pools[downstream] = new LLHttpConnectionPool(EndPointOf(downstream), _clientOptions);
-            }
+            _pools[downstream] = new LLHttpConnectionPool(EndPointOf(downstream), _clientOptions);
         }
     }
 
@@ -48,7 +48,7 @@ internal sealed class LLHttpForwarderFactory : IForwarderFactory
 
     public IForwarder Create(Uri downstream, int connectionIndex) => _options.ShareClients
         ? new LLHttpForwarder(null, _pools[downstream], downstream)
-        : new LLHttpForwarder(new LLHttpAffinitySlot(EndPointOf(downstream), _clientOptions), null, downstream);
+        : new LLHttpForwarder(new LLHttpAffinitySlot(_pools[downstream], _options.DownstreamShareAfter, _clientOptions), null, downstream);
 
     private static EndPoint EndPointOf(Uri uri) =>
         IPAddress.TryParse(uri.Host.Trim('[', ']'), out var address)
