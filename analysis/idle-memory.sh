@@ -5,7 +5,8 @@
 #   PROXY              llrp-llhttp llrp-httpclient nginx haproxy (default: all four)
 #   --connections N    idle client connections per run (default 10000)
 #   --modes "M..."     none: connections that never send a request; request: one keep-alive GET / each,
-#                      then idle (with llhttp's affinity this holds a downstream connection too)
+#                      then idle (llhttp's affinity slot gives its downstream connection to the shared idle pool
+#                      after downstreamShareAfter, 1 s)
 #                      (default "none request")
 #   --settle S         seconds between the last connection and the RSS reading, and after warm-up (default 10)
 #   --llrp-dir DIR     a published LLRP (crank/publish.sh llrp) to measure (default: publish this checkout)
