@@ -54,6 +54,7 @@ public sealed class ProxyOptions
         new("healthCheckFall", "2", "active health: failed checks in a row that take a downstream out (YARP's ConsecutiveFailures default)"),
         new("healthCheckRise", "1", "active health: passed checks in a row that bring it back (YARP: the first)"),
         new("shutdownTimeout", "30", "seconds a stop (SIGTERM, Ctrl+C) waits for exchanges in flight before aborting them (HostOptions.ShutdownTimeout's default)"),
+        new("downstreamShareAfter", "1", "llhttp without shareClients: seconds a client connection stays idle before its downstream connection goes to the shared idle pool (at most 1,024 per downstream)"),
         new("statsInterval", "0", "print crank statistics every N seconds; 0 is off"),
         new("statsWindow", "0", "statistics cover the last N seconds that ended with requests served; 0: since the first request"),
     ];
@@ -130,6 +131,12 @@ public sealed class ProxyOptions
     // enough for a slow download to finish, short enough for a service manager's stop (systemd waits 90 s).
     public TimeSpan ShutdownTimeout { get; init; } = TimeSpan.FromSeconds(30);
 
+    // An idle client connection pins no downstream connection past this: 1 s is far above the gap between requests of
+    // a busy keep-alive client (so the affinity holds under load) and short enough that 10,000 idle clients hold at
+    // most the shared pool's 1,024 idle downstream connections (nginx's crank config keeps 1,024 idle upstream
+    // connections per worker the same way).
+    public TimeSpan DownstreamShareAfter { get; init; } = TimeSpan.FromSeconds(1);
+
     // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
     public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
 
@@ -187,6 +194,7 @@ public sealed class ProxyOptions
             HealthCheckFall = Int(config, "healthCheckFall", 2, 1, 1000),
             HealthCheckRise = Int(config, "healthCheckRise", 1, 1, 1000),
             ShutdownTimeout = Seconds(config, "shutdownTimeout", 30),
+            DownstreamShareAfter = Seconds(config, "downstreamShareAfter", 1, allowZero: true),
             StatsInterval = Seconds(config, "statsInterval", 0, allowZero: true),
             StatsWindow = Seconds(config, "statsWindow", 0, allowZero: true),
         };
@@ -250,7 +258,7 @@ public sealed class ProxyOptions
             $"maxRequestHeaderCount={MaxRequestHeaderCount} maxRequestBodySize={MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
-            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s " +
+            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s downstreamShareAfter={DownstreamShareAfter.TotalSeconds}s " +
             $"loadBalancing={LoadBalancing} passiveHealthReactivationPeriod={PassiveHealthReactivationPeriod.TotalSeconds}s " +
             $"{DescribeHealthChecks()} shutdownTimeout={ShutdownTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
 
@@ -304,7 +312,7 @@ public sealed class ProxyOptions
             || seconds < 0 || (seconds == 0 && !allowZero) || seconds > 86_400)
         {
             throw new OptionsException(allowZero
-                ? $"--{key} '{value}' is not 0 (off) or a number of seconds up to 86400."
+                ? $"--{key} '{value}' is not a number of seconds from 0 to 86400."
                 : $"--{key} '{value}' is not a number of seconds above 0 and at most 86400.");
         }
         return TimeSpan.FromSeconds(seconds);

@@ -197,6 +197,44 @@ public class PoolTests
     }
 
     [Fact]
+    public async Task Affinity_slot_gives_its_idle_connection_to_the_idle_pool_after_the_share_time_and_rents_from_it()
+    {
+        var clock = new ManualClock();
+        var options = new LLHttpOptions { TimeProvider = clock, PooledConnectionIdleTimeout = TimeSpan.FromSeconds(60) };
+        var factory = new Factory { Options = options };
+        using var pool = new LLHttpConnectionPool(factory.ConnectAsync, options);
+        using var idle = new LLHttpAffinitySlot(pool.RentAsync, options, pool, TimeSpan.FromSeconds(1));
+        using var other = new LLHttpAffinitySlot(pool.RentAsync, options, pool, TimeSpan.FromSeconds(1));
+        var connection = await idle.GetAsync();
+        await ExchangeAsync(connection, factory.Made[0].Transport);
+        idle.Return(connection);
+
+        // Within the share time the connection stays with its own client connection.
+        clock.Advance(TimeSpan.FromMilliseconds(999));
+        idle.EvictExpired();
+        Assert.True(idle.HoldsIdleConnection);
+        Assert.Equal(0, pool.IdleCount);
+
+        clock.Advance(TimeSpan.FromMilliseconds(1));
+        idle.EvictExpired();
+        Assert.False(idle.HoldsIdleConnection);
+        Assert.Equal(1, pool.IdleCount);
+        Assert.False(connection.HoldsBuffers);
+        Assert.False(factory.Made[0].Transport.Disposed);
+
+        // A slot without a connection takes the shared one instead of connecting.
+        Assert.Same(connection, await other.GetAsync());
+        Assert.Single(factory.Made);
+        await ExchangeAsync(connection, factory.Made[0].Transport);
+        other.Return(connection);
+
+        // A closed slot leaves its idle connection to the pool, still open.
+        other.Dispose();
+        Assert.Equal(1, pool.IdleCount);
+        Assert.False(factory.Made[0].Transport.Disposed);
+    }
+
+    [Fact]
     public async Task Buffers_come_from_the_configured_pool_and_all_go_back_to_it()
     {
         var buffers = new CountingPool();

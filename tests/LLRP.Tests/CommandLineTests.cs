@@ -35,15 +35,16 @@ public sealed class CommandLineTests
         { "downstreamResponseTimeout", "-5", "is not a number of seconds above 0 and at most 86400" },
         { "downstreamIdleTimeout", "0", "is not a number of seconds above 0 and at most 86400" },
         { "loadBalancing", "LeastConnections", "is not one of ConnectionRoundRobin, PowerOfTwoChoices, FirstAlphabetical, Random, RoundRobin, LeastRequests" },
-        { "passiveHealthReactivationPeriod", "-1", "is not 0 (off) or a number of seconds up to 86400" },
+        { "passiveHealthReactivationPeriod", "-1", "is not a number of seconds from 0 to 86400" },
         { "healthCheckPath", "health", "is not a path starting with '/' (printable ASCII, no spaces, no '#')" },
         { "healthCheckInterval", "0", "is not a number of seconds above 0 and at most 86400" },
         { "healthCheckTimeout", "1s", "is not a number of seconds above 0 and at most 86400" },
         { "healthCheckFall", "0", "is not a whole number from 1 to 1000" },
         { "healthCheckRise", "1001", "is not a whole number from 1 to 1000" },
         { "shutdownTimeout", "0", "is not a number of seconds above 0 and at most 86400" },
-        { "statsInterval", "-1", "is not 0 (off) or a number of seconds up to 86400" },
-        { "statsWindow", "x", "is not 0 (off) or a number of seconds up to 86400" },
+        { "statsInterval", "-1", "is not a number of seconds from 0 to 86400" },
+        { "statsWindow", "x", "is not a number of seconds from 0 to 86400" },
+        { "downstreamShareAfter", "-1", "is not a number of seconds from 0 to 86400" },
     };
 
     [Theory]

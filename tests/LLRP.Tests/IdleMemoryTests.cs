@@ -1,12 +1,26 @@
 using System.Buffers;
+using System.Net;
+using System.Net.Sockets;
 using System.Text;
 using LLRP.Http1;
+using LLRP.Tests.Infrastructure;
 using Xunit;
+using Xunit.Abstractions;
 
 namespace LLRP.Tests;
 
-/// <summary>An idle client connection holds no request buffers: they are rented for a request and given back after it.</summary>
-public sealed class IdleMemoryTests
+/// <summary>
+/// Measures the managed heap, so nothing else may allocate meanwhile: runs after the parallel tests, alone.
+/// </summary>
+[CollectionDefinition(nameof(MemoryMeasurement), DisableParallelization = true)]
+public sealed class MemoryMeasurement;
+
+/// <summary>
+/// An idle client connection holds no request buffers (rented for a request and given back after it), no LLHttp
+/// buffers and, once idle for downstreamShareAfter, no downstream connection of its own.
+/// </summary>
+[Collection(nameof(MemoryMeasurement))]
+public sealed class IdleMemoryTests(ITestOutputHelper output)
 {
     [Fact]
     public void Request_head_holds_buffers_only_from_a_request_line_until_reset()
@@ -25,6 +39,108 @@ public sealed class IdleMemoryTests
 
             head.Reset();
             Assert.False(head.HoldsBuffers);
+        }
+    }
+
+    [Fact]
+    public async Task Idle_client_connections_give_their_downstream_connection_to_the_shared_pool()
+    {
+        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), ["--downstreamShareAfter", "0"], unreachableDownstream: false);
+        var clients = new List<Socket>();
+        try
+        {
+            // Each new client connection sends one request and stays open. Once the earlier ones' downstream
+            // connections went to the pool (the next deadline sweep), a new client connection reuses one: without
+            // sharing, every one of them would open its own.
+            var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
+            var reused = false;
+            while (!reused && DateTime.UtcNow < deadline)
+            {
+                var before = proxy.Downstream.AcceptedConnections;
+                clients.Add(await OpenWithOneRequestAsync(proxy.Url));
+                reused = proxy.Downstream.AcceptedConnections == before;
+                await Task.Delay(100);
+            }
+            Assert.True(reused, $"{clients.Count} idle client connections opened {proxy.Downstream.AcceptedConnections} downstream connections and never reused one");
+        }
+        finally
+        {
+            clients.ForEach(c => c.Dispose());
+        }
+    }
+
+    [Fact]
+    public async Task An_idle_client_connection_after_one_request_holds_no_buffers()
+    {
+        // What an idle connection keeps is a few KiB of objects (Kestrel's socket and pipes, the proxy's connection
+        // state); a buffer held while idle (the request head's 40 KB, LLHttp's receive or send array, the body buffer)
+        // takes it far past this bound.
+        const int Connections = 200;
+        const int BoundBytesPerConnection = 12 * 1024;
+        // One shared downstream connection for every exchange, so what remains is the client connections' own state
+        // (the affinity slots' hand-over to that pool is the test above).
+        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), ["--shareClients", "true"], unreachableDownstream: false);
+        // First use of every path (JIT, pools, the first downstream connection) lands before the baseline.
+        (await OpenWithOneRequestAsync(proxy.Url)).Dispose();
+        var clients = new List<Socket>();
+        try
+        {
+            await Task.Delay(500);
+            proxy.Downstream.Reset();
+            var before = LiveManagedBytes();
+            for (var i = 0; i < Connections; i++)
+            {
+                clients.Add(await OpenWithOneRequestAsync(proxy.Url));
+            }
+            await Task.Delay(500);
+            proxy.Downstream.Reset();
+            var perConnection = (LiveManagedBytes() - before) / Connections;
+            output.WriteLine($"{perConnection} bytes of live managed heap per idle client connection");
+            Assert.True(perConnection < BoundBytesPerConnection,
+                $"{perConnection} bytes of live managed heap per idle client connection (client sockets included), bound {BoundBytesPerConnection}");
+        }
+        finally
+        {
+            clients.ForEach(c => c.Dispose());
+        }
+    }
+
+    private static long LiveManagedBytes()
+    {
+        for (var i = 0; i < 2; i++)
+        {
+            GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+            GC.WaitForPendingFinalizers();
+        }
+        return GC.GetTotalMemory(forceFullCollection: true);
+    }
+
+    /// <summary>A client connection that sent one GET and read its whole response, left open and idle.</summary>
+    private static async Task<Socket> OpenWithOneRequestAsync(Uri proxy)
+    {
+        var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        using var deadline = new CancellationTokenSource(Wire.Cap);
+        await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, proxy.Port), deadline.Token);
+        await socket.SendAsync("GET / HTTP/1.1\r\nHost: idle\r\n\r\n"u8.ToArray(), deadline.Token);
+        var buffer = new byte[1024];
+        var length = 0;
+        while (true)
+        {
+            var read = await socket.ReceiveAsync(buffer.AsMemory(length), deadline.Token);
+            Assert.NotEqual(0, read);
+            length += read;
+            var text = Encoding.ASCII.GetString(buffer, 0, length);
+            var end = text.IndexOf("\r\n\r\n", StringComparison.Ordinal);
+            if (end < 0)
+            {
+                continue;
+            }
+            Assert.StartsWith("HTTP/1.1 200", text);
+            var declared = text[..end].Split("\r\n").First(l => l.StartsWith("Content-Length:", StringComparison.OrdinalIgnoreCase));
+            if (length >= end + 4 + int.Parse(declared["Content-Length:".Length..].Trim()))
+            {
+                return socket;
+            }
         }
     }
 }

@@ -7,11 +7,17 @@ namespace LLHttp.Pooling;
 /// it becomes unusable. <see cref="GetAsync"/> and <see cref="Return"/> come from the inbound connection's one caller;
 /// <see cref="EvictExpired"/> may run concurrently on a timer thread, so an idle client connection does not pin an idle
 /// downstream connection for longer than <see cref="LLHttpOptions.PooledConnectionIdleTimeout"/>.
+/// With an idle pool, a connection left idle for the slot's share time moves to that pool (shared by every slot to the
+/// same destination, capped at <see cref="LLHttpOptions.MaxIdleConnections"/>), and a slot without a connection rents
+/// from it before connecting: a busy client connection keeps its downstream connection, while thousands of idle ones
+/// pin none.
 /// </summary>
 public sealed class LLHttpAffinitySlot : IDisposable
 {
     private readonly Func<CancellationToken, ValueTask<LLHttpConnection>> _connect;
     private readonly LLHttpOptions _options;
+    private readonly LLHttpConnectionPool? _idlePool;
+    private readonly TimeSpan _shareAfter;
     // The connection between exchanges: set by Return, taken (atomically) by GetAsync or by EvictExpired.
     private LLHttpConnection? _idle;
     // The connection handed out by GetAsync and not returned yet (only the owner's caller touches it).
@@ -23,10 +29,23 @@ public sealed class LLHttpAffinitySlot : IDisposable
         ArgumentNullException.ThrowIfNull(endPoint);
     }
 
-    internal LLHttpAffinitySlot(Func<CancellationToken, ValueTask<LLHttpConnection>> connect, LLHttpOptions options)
+    /// <summary>
+    /// A slot that gives its connection to <paramref name="idlePool"/> (a pool to the same destination) once it has
+    /// been idle for <paramref name="shareAfter"/>, and rents from that pool when it has none.
+    /// </summary>
+    public LLHttpAffinitySlot(LLHttpConnectionPool idlePool, TimeSpan shareAfter, LLHttpOptions? options = null)
+        : this(idlePool.RentAsync, options ?? LLHttpOptions.Default, idlePool, shareAfter)
     {
+    }
+
+    internal LLHttpAffinitySlot(
+        Func<CancellationToken, ValueTask<LLHttpConnection>> connect, LLHttpOptions options, LLHttpConnectionPool? idlePool = null, TimeSpan shareAfter = default)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(shareAfter, TimeSpan.Zero);
         _connect = connect;
         _options = options;
+        _idlePool = idlePool;
+        _shareAfter = shareAfter;
     }
 
     /// <summary>Whether an idle connection is held (for tests and diagnostics).</summary>
@@ -82,16 +101,31 @@ public sealed class LLHttpAffinitySlot : IDisposable
     }
 
     /// <summary>
-    /// Closes the held connection if it has been idle for <see cref="LLHttpOptions.PooledConnectionIdleTimeout"/> or
-    /// longer. The owner calls it periodically (LLRP: from its once-a-second heartbeat); safe beside GetAsync/Return.
+    /// Gives the held connection to the idle pool once idle for the share time, or closes it once idle for
+    /// <see cref="LLHttpOptions.PooledConnectionIdleTimeout"/> (without an idle pool). The owner calls it periodically
+    /// while its client is idle (LLRP: from its deadline sweep); safe beside GetAsync/Return.
     /// </summary>
     public void EvictExpired()
     {
         LLHttpConnection? held = Volatile.Read(ref _idle);
-        if (held is not null && IsExpired(held, _options.TimeProvider.GetTimestamp())
-            && Interlocked.CompareExchange(ref _idle, null, held) == held)
+        if (held is null)
         {
-            held.Dispose();
+            return;
+        }
+
+        long now = _options.TimeProvider.GetTimestamp();
+        bool share = _idlePool is not null && _options.TimeProvider.GetElapsedTime(held.LastUsedTimestamp, now) >= _shareAfter;
+        if ((share || IsExpired(held, now)) && Interlocked.CompareExchange(ref _idle, null, held) == held)
+        {
+            if (share)
+            {
+                // The pool keeps it while there is room and closes it after its idle timeout.
+                _idlePool!.Return(held);
+            }
+            else
+            {
+                held.Dispose();
+            }
         }
     }
 
@@ -106,9 +140,19 @@ public sealed class LLHttpAffinitySlot : IDisposable
         return connection;
     }
 
+    /// <summary>Closes the slot: an idle connection goes to the idle pool (if any), one still in use is closed.</summary>
     public void Dispose()
     {
-        Interlocked.Exchange(ref _idle, null)?.Dispose();
+        LLHttpConnection? idle = Interlocked.Exchange(ref _idle, null);
+        if (idle is not null && _idlePool is not null)
+        {
+            _idlePool.Return(idle);
+        }
+        else
+        {
+            idle?.Dispose();
+        }
+
         _inUse?.Dispose();
         _inUse = null;
     }

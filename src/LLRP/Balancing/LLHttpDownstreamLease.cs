@@ -6,11 +6,14 @@ namespace LLRP.Balancing;
 /// <summary>
 /// Where one inbound connection's llhttp exchanges get their downstream connection: from the downstream's shared pool
 /// (per-request policies, or shareClients), or from the inbound connection's own affinity slot (ConnectionRoundRobin
-/// without shareClients: one downstream connection per inbound connection, re-created on another downstream only when
-/// health takes the assigned one out). Opening a connection that fails is retried once on another downstream (nothing
+/// without shareClients: one downstream connection per inbound connection while it is busy, handed to the shared pool
+/// once it has been idle <c>shareAfter</c>, re-created on another downstream only when health takes the assigned one
+/// out). Opening a connection that fails is retried once on another downstream (nothing
 /// was sent). Taking a pooled connection and giving it back allocates nothing.
 /// </summary>
-internal sealed class LLHttpDownstreamLease(DownstreamChoice choice, IReadOnlyDictionary<Destination, LLHttpConnectionPool>? pools, LLHttpOptions options)
+/// <param name="shareAfter">null: every exchange rents from the shared pools; otherwise the affinity slot's idle time
+/// before its connection goes to the pool (downstreamShareAfter).</param>
+internal sealed class LLHttpDownstreamLease(DownstreamChoice choice, IReadOnlyDictionary<Destination, LLHttpConnectionPool> pools, TimeSpan? shareAfter, LLHttpOptions options)
     : IDisposable
 {
     private LLHttpAffinitySlot? _slot;
@@ -61,7 +64,7 @@ internal sealed class LLHttpDownstreamLease(DownstreamChoice choice, IReadOnlyDi
 
     private ValueTask<LLHttpConnection> Rent(Destination destination, CancellationToken cancellationToken)
     {
-        if (pools is not null)
+        if (shareAfter is not { } idleBeforeSharing)
         {
             return pools[destination].RentAsync(cancellationToken);
         }
@@ -69,7 +72,7 @@ internal sealed class LLHttpDownstreamLease(DownstreamChoice choice, IReadOnlyDi
         {
             // Assigned a new downstream (health took the old one out): its connection is of no further use.
             _slot?.Dispose();
-            _slot = new LLHttpAffinitySlot(destination.EndPoint, options);
+            _slot = new LLHttpAffinitySlot(pools[destination], idleBeforeSharing, options);
             _slotDestination = destination;
         }
         return _slot!.GetAsync(cancellationToken);
@@ -84,7 +87,7 @@ internal sealed class LLHttpDownstreamLease(DownstreamChoice choice, IReadOnlyDi
         }
         else
         {
-            pools![_current!].Return(connection);
+            pools[_current!].Return(connection);
         }
         End(null, false);
     }

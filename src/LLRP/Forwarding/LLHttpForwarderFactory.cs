@@ -8,13 +8,15 @@ namespace LLRP.Forwarding;
 
 /// <summary>
 /// The llhttp variant's connections: by default one downstream connection per inbound connection (the original
-/// LLRP's affinity), or with shareClients or a per-request loadBalancing policy one LIFO pool per downstream shared by
-/// every inbound connection.
+/// LLRP's affinity) while that connection is busy, given to the downstream's shared idle pool when it goes idle; or,
+/// with shareClients or a per-request loadBalancing policy, that pool for every exchange.
 /// </summary>
 internal sealed class LLHttpForwarderFactory : IForwarderFactory
 {
     private readonly LLHttpOptions _clientOptions;
-    private readonly Dictionary<Destination, LLHttpConnectionPool>? _pools;
+    private readonly Dictionary<Destination, LLHttpConnectionPool> _pools;
+    private readonly bool _shared;
+    private readonly TimeSpan _shareAfter;
 
     public LLHttpForwarderFactory(ProxyOptions options, DownstreamSet downstreams)
     {
@@ -32,23 +34,24 @@ internal sealed class LLHttpForwarderFactory : IForwarderFactory
             PooledConnectionIdleTimeout = options.DownstreamIdleTimeout,
             BufferPool = ProxyBuffers.Bytes,
         };
-        // A per-request policy sends a connection's requests to different downstreams, so it needs the shared pools.
-        if (options.ShareClients || downstreams.PerRequest)
-        {
-            _pools = downstreams.Destinations.ToDictionary(d => d, d => new LLHttpConnectionPool(d.EndPoint, _clientOptions));
-        }
+        // One pool per downstream, always: with shareClients or a per-request policy (a connection's requests go to
+        // different downstreams) every exchange rents from it; otherwise it holds the connections idle client
+        // connections gave up (downstreamShareAfter), so idle downstream connections stay bounded either way.
+        _shared = options.ShareClients || downstreams.PerRequest;
+        _shareAfter = options.DownstreamShareAfter;
+        _pools = downstreams.Destinations.ToDictionary(d => d, d => new LLHttpConnectionPool(d.EndPoint, _clientOptions));
     }
 
-    public string Description => _pools is not null
+    public string Description => _shared
         ? "llhttp: one shared connection pool per downstream"
         : "llhttp: one downstream connection per inbound connection";
 
     public IForwarder Create(DownstreamChoice choice, int connectionIndex) =>
-        new LLHttpForwarder(new LLHttpDownstreamLease(choice, _pools, _clientOptions));
+        new LLHttpForwarder(new LLHttpDownstreamLease(choice, _pools, _shared ? null : _shareAfter, _clientOptions));
 
     public void Dispose()
     {
-        foreach (var pool in _pools?.Values ?? Enumerable.Empty<LLHttpConnectionPool>())
+        foreach (var pool in _pools.Values)
         {
             pool.Dispose();
         }
