@@ -45,6 +45,7 @@ public sealed class ProxyOptions
         new("downstreamConnectTimeout", "15", "seconds to connect downstream; then 502 (YARP's default)"),
         new("downstreamResponseTimeout", "100", "seconds without a response head (504) or body progress (abort) (YARP's default)"),
         new("downstreamIdleTimeout", "60", "llhttp: seconds an idle downstream connection is kept (SocketsHttpHandler's PooledConnectionIdleTimeout)"),
+        new("inlineScheduling", "false", "run each exchange on the socket engine's epoll thread (Kestrel UnsafePreferInlineScheduling + inline socket completions); unsafe with blocking code"),
         new("statsInterval", "0", "print crank statistics every N seconds; 0 is off"),
         new("statsWindow", "0", "statistics cover the last N seconds that ended with requests served; 0: since the first request"),
     ];
@@ -98,6 +99,11 @@ public sealed class ProxyOptions
     // this long is closed, so an idle client connection does not pin one (with its socket) for its whole life.
     public TimeSpan DownstreamIdleTimeout { get; init; } = TimeSpan.FromMinutes(1);
 
+    // Off by default, as in Kestrel and the runtime: inline scheduling runs Kestrel's pipe callbacks and every socket
+    // completion of the process on the socket engine's epoll thread, so one exchange that blocks stalls every connection
+    // that thread serves. Hosting/ProxyHost.cs says what it sets and why both halves go together.
+    public bool InlineScheduling { get; init; }
+
     // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
     public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
 
@@ -147,6 +153,7 @@ public sealed class ProxyOptions
             DownstreamConnectTimeout = Seconds(config, "downstreamConnectTimeout", 15),
             DownstreamResponseTimeout = Seconds(config, "downstreamResponseTimeout", 100),
             DownstreamIdleTimeout = Seconds(config, "downstreamIdleTimeout", 60),
+            InlineScheduling = Bool(config, "inlineScheduling", false),
             StatsInterval = Seconds(config, "statsInterval", 0, allowZero: true),
             StatsWindow = Seconds(config, "statsWindow", 0, allowZero: true),
         };
@@ -178,7 +185,7 @@ public sealed class ProxyOptions
             $"maxRequestHeaderCount={MaxRequestHeaderCount} maxRequestBodySize={MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
-            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
+            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s inlineScheduling={InlineScheduling} statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
 
     private static bool Bool(IConfiguration config, string key, bool fallback)
     {

@@ -34,6 +34,7 @@ public sealed class CommandLineTests
         { "downstreamConnectTimeout", "86401", "is not a number of seconds above 0 and at most 86400" },
         { "downstreamResponseTimeout", "-5", "is not a number of seconds above 0 and at most 86400" },
         { "downstreamIdleTimeout", "0", "is not a number of seconds above 0 and at most 86400" },
+        { "inlineScheduling", "on", "is not true or false" },
         { "statsInterval", "-1", "is not 0 (off) or a number of seconds up to 86400" },
         { "statsWindow", "x", "is not 0 (off) or a number of seconds up to 86400" },
     };
