@@ -1,3 +1,5 @@
 using BenchmarkDotNet.Running;
+using Microbenchmarks;
 
-BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args);
+// Named by a benchmark class: LLRP's own top-level Program is visible here too (InternalsVisibleTo).
+BenchmarkSwitcher.FromAssembly(typeof(CodecBenchmarks).Assembly).Run(args);

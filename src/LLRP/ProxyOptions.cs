@@ -55,6 +55,7 @@ public sealed class ProxyOptions
         new("healthCheckRise", "1", "active health: passed checks in a row that bring it back (YARP: the first)"),
         new("shutdownTimeout", "30", "seconds a stop (SIGTERM, Ctrl+C) waits for exchanges in flight before aborting them (HostOptions.ShutdownTimeout's default)"),
         new("downstreamShareAfter", "1", "llhttp without shareClients: seconds a client connection stays idle before its downstream connection goes to the shared idle pool (at most 1,024 per downstream)"),
+        new("inlineScheduling", "false", "run each exchange on the socket engine's epoll thread (Kestrel UnsafePreferInlineScheduling + inline socket completions); unsafe with blocking code"),
         new("statsInterval", "0", "print crank statistics every N seconds; 0 is off"),
         new("statsWindow", "0", "statistics cover the last N seconds that ended with requests served; 0: since the first request"),
     ];
@@ -137,6 +138,11 @@ public sealed class ProxyOptions
     // connections per worker the same way).
     public TimeSpan DownstreamShareAfter { get; init; } = TimeSpan.FromSeconds(1);
 
+    // Off by default, as in Kestrel and the runtime: inline scheduling runs Kestrel's pipe callbacks and every socket
+    // completion of the process on the socket engine's epoll thread, so one exchange that blocks stalls every connection
+    // that thread serves. Hosting/ProxyHost.cs says what it sets and why both halves go together.
+    public bool InlineScheduling { get; init; }
+
     // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
     public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
 
@@ -195,6 +201,7 @@ public sealed class ProxyOptions
             HealthCheckRise = Int(config, "healthCheckRise", 1, 1, 1000),
             ShutdownTimeout = Seconds(config, "shutdownTimeout", 30),
             DownstreamShareAfter = Seconds(config, "downstreamShareAfter", 1, allowZero: true),
+            InlineScheduling = Bool(config, "inlineScheduling", false),
             StatsInterval = Seconds(config, "statsInterval", 0, allowZero: true),
             StatsWindow = Seconds(config, "statsWindow", 0, allowZero: true),
         };
@@ -258,7 +265,7 @@ public sealed class ProxyOptions
             $"maxRequestHeaderCount={MaxRequestHeaderCount} maxRequestBodySize={MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
-            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s downstreamShareAfter={DownstreamShareAfter.TotalSeconds}s " +
+            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s downstreamShareAfter={DownstreamShareAfter.TotalSeconds}s inlineScheduling={InlineScheduling} " +
             $"loadBalancing={LoadBalancing} passiveHealthReactivationPeriod={PassiveHealthReactivationPeriod.TotalSeconds}s " +
             $"{DescribeHealthChecks()} shutdownTimeout={ShutdownTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
 
