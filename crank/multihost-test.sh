@@ -98,7 +98,7 @@ set +e
   --variable "serverAddress=${address[proxy]}" --variable "downstreamAddress=${address[downstream]}" \
   --variable downstreamListenAddress=0.0.0.0 \
   --proxy-port "$proxy_port" --downstream-port "$downstream_port" --no-install --no-report \
-  --rounds 1 --warmup 1 --duration "$duration" --connections "$connections" --json-dir "$dir/run" \
+  --rounds 1 --warmup 1 --warmup-max 0 --steady-retries 0 --duration "$duration" --connections "$connections" --json-dir "$dir/run" \
   "${scenarios[@]}" > "$dir/run.log" 2>&1 &
 runner_pid=$!
 wait "$runner_pid"

@@ -15,8 +15,9 @@ scenarios=("$@")
 
 rm -rf "$dir"
 rc=0
-# --fallback: the smoke checks the job scripts themselves, also where crank is installed.
-"$root/crank/run-local.sh" --fallback --no-report --rounds 1 --warmup 1 --duration "${SMOKE_DURATION:-3}" \
+# --fallback: the smoke checks the job scripts themselves, also where crank is installed. --warmup-max 0 and
+# --steady-retries 0: a fixed 1 s warm-up and no retries, since the smoke checks the harness, not steady state.
+"$root/crank/run-local.sh" --fallback --no-report --rounds 1 --warmup 1 --warmup-max 0 --steady-retries 0 --duration "${SMOKE_DURATION:-3}" \
   --connections "${SMOKE_CONNECTIONS:-16}" --json-dir "$dir" "${scenarios[@]}" || rc=$?
 
 failed=0
