@@ -1,4 +1,5 @@
 using System.Globalization;
+using LLRP.Diagnostics;
 
 namespace LLRP.Baselines;
 
@@ -133,48 +134,13 @@ internal sealed class JitActivity : IDisposable
         }
     }
 
-    /// <summary>Methods compiled in the window and its two halves (split at the sample nearest the middle).</summary>
+    /// <summary>Methods compiled in the window and its two halves (Shared/SampleWindow.cs says where they lie).</summary>
     private (long InWindow, long FirstHalf, long SecondHalf, double Seconds) Window()
     {
-        // End: the last sample that closed a busy interval.
-        var end = _samples.Count - 1;
-        while (end > 0 && !Busy(_samples[end - 1], _samples[end]))
-        {
-            end--;
-        }
-        if (end == 0)
+        if (!SampleWindow.TryFind(_samples.Count, i => _samples[i].At, i => Busy(_samples[i - 1], _samples[i]), _window,
+            out var start, out var mid, out var end))
         {
             return default;
-        }
-        var start = end;
-        if (_window > TimeSpan.Zero)
-        {
-            var target = _samples[end].At - _window;
-            while (start > 0 && _samples[start - 1].At >= target - ((_samples[start].At - _samples[start - 1].At) / 2))
-            {
-                start--;
-            }
-        }
-        else
-        {
-            start = 0;
-            while (start < end && !Busy(_samples[start], _samples[start + 1]))
-            {
-                start++;
-            }
-        }
-        if (start == end)
-        {
-            start = end - 1;
-        }
-        var midTime = _samples[start].At + ((_samples[end].At - _samples[start].At) / 2);
-        var mid = start;
-        for (var i = start; i <= end; i++)
-        {
-            if (Math.Abs((_samples[i].At - midTime).Ticks) < Math.Abs((_samples[mid].At - midTime).Ticks))
-            {
-                mid = i;
-            }
         }
         return (_samples[end].Methods - _samples[start].Methods, _samples[mid].Methods - _samples[start].Methods,
             _samples[end].Methods - _samples[mid].Methods, (_samples[end].At - _samples[start].At).TotalSeconds);

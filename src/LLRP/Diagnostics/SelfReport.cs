@@ -170,51 +170,11 @@ internal sealed class WindowSampler(TimeSpan window, int capacity)
 
     public WindowFigures Window()
     {
-        if (_samples.Count < 2)
+        // An interval is busy when it served requests (src/Shared/SampleWindow.cs: the window rule).
+        if (!SampleWindow.TryFind(_samples.Count, i => _samples[i].At, i => _samples[i].Requests != _samples[i - 1].Requests,
+            window, out var start, out var mid, out var end))
         {
             return default;
-        }
-        // End: the last sample that closed an interval with requests.
-        var end = _samples.Count - 1;
-        while (end > 0 && _samples[end].Requests == _samples[end - 1].Requests)
-        {
-            end--;
-        }
-        if (end == 0)
-        {
-            return default;
-        }
-        var start = end;
-        if (window > TimeSpan.Zero)
-        {
-            // Start: the sample nearest to end - window (the window is measured to one interval).
-            var target = _samples[end].At - window;
-            while (start > 0 && _samples[start - 1].At >= target - ((_samples[start].At - _samples[start - 1].At) / 2))
-            {
-                start--;
-            }
-        }
-        else
-        {
-            // Start: the sample before the first interval that served requests.
-            start = 0;
-            while (start < end && _samples[start + 1].Requests == _samples[start].Requests)
-            {
-                start++;
-            }
-        }
-        if (start == end)
-        {
-            start = end - 1;
-        }
-        var midTime = _samples[start].At + ((_samples[end].At - _samples[start].At) / 2);
-        var mid = start;
-        for (var i = start; i <= end; i++)
-        {
-            if (Math.Abs((_samples[i].At - midTime).Ticks) < Math.Abs((_samples[mid].At - midTime).Ticks))
-            {
-                mid = i;
-            }
         }
         return WindowFigures.Between(_samples[start], _samples[mid], _samples[end]);
     }
