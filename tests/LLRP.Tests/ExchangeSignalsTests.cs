@@ -11,8 +11,12 @@ namespace LLRP.Tests;
 /// </summary>
 public sealed class ExchangeSignalsTests
 {
+    // On a thread-pool thread, as a connection's request loop runs: with no SynchronizationContext the hand-offs'
+    // continuations run inline (the test framework's context would post them and make "finished inside Start" false).
     [Fact]
-    public async Task Exchanges_complete_in_turn_and_stop_ends_the_loop()
+    public Task Exchanges_complete_in_turn_and_stop_ends_the_loop() => Task.Run(ExchangesCompleteInTurnAsync);
+
+    private static async Task ExchangesCompleteInTurnAsync()
     {
         var signals = new ExchangeSignals();
         var pending = new TaskCompletionSource[3];
