@@ -24,8 +24,8 @@
 #   --proxy-port P / --downstream-port P   (defaults 8080 / 8081)
 #   --steady-tolerance P   largest change of the proxy's CPU us/request between the two halves of the
 #                   measured window for a run to count as steady, in percent (default 15)
-#   --steady-jit N  largest number of methods a .NET proxy may JIT-compile in the measured window for the run
-#                   to count as steady (default 10)
+#   --steady-jit-share P   largest share of a .NET proxy's CPU time in the measured window that its JIT may
+#                   spend compiling for the run to count as steady, in percent (default 1)
 #   --steady-retries N     run an unsteady run again, at most N more times (default 2); every attempt is
 #                   logged and counted, the last one is kept
 #   --fallback      do not use crank even if it is installed
@@ -58,10 +58,11 @@ json_dir="" pin=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8
 ready_timeout=60
 # The steadiness criterion (docs/methodology.md, "The steadiness check"). 15 %: nginx, HAProxy and direct (no
 # JIT) had halves within 15 % in 16 of 18 runs of the 2026-11-23 sitting on the shared 2-core box, within 10 % in
-# 14; a variant still replacing tier-0 code differs by 15-50 %. 10 methods in the window: a warm .NET proxy
-# compiles next to none there, one still tiering up tens to hundreds (measured: docs/methodology.md).
+# 14; a variant still replacing tier-0 code differs by 15-50 %. 1 % of the window's CPU time spent compiling: what
+# the JIT costs then cannot move CPU us/request by more than 1 %, a fifteenth of the halves' tolerance, while a proxy
+# still tiering its request path spends several percent there (docs/methodology.md, "The steadiness check").
 # 2 retries: with about one run in eight noisy on that box, three noisy attempts in a row are rare (~0.2 %).
-steady_tolerance=15 steady_jit=10 steady_retries=2 report=1
+steady_tolerance=15 steady_jit_share=1 steady_retries=2 report=1
 # Adaptive warm-up of the .NET scenarios: the JIT counts as quiet at 2 methods or fewer in 3 s; 60 s caps it at
 # three times the 20 s the slowest variant (full YARP) needed on the shared 2-core box (docs/methodology.md,
 # "Warm-up").
@@ -79,6 +80,7 @@ warn() { printf '[run-local %s] WARNING: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 usage() { sed -n '/^# usage:/,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0; }
 bad_usage() { echo "run-local: $* (see --help)" >&2; exit 2; }
 need_int() { [[ "$2" =~ ^[0-9]+$ ]] || bad_usage "$1 needs a whole number, got '$2'"; }
+need_number() { [[ "$2" =~ ^[0-9]+(\.[0-9]+)?$ ]] || bad_usage "$1 needs a number such as 1 or 0.5, got '$2'"; }
 
 # ---------------------------------------------------------------- machines and addresses
 # benchmarks.yml's address variables, the error threshold and, for runs across machines, the crank
@@ -119,7 +121,7 @@ while [ $# -gt 0 ]; do
     --path) [ -n "${2:-}" ] || bad_usage "--path needs a value"; req_path="$2"; shift 2 ;;
     --json-dir) [ -n "${2:-}" ] || bad_usage "--json-dir needs a value"; json_dir="$2"; shift 2 ;;
     --steady-tolerance) need_int "$1" "${2:-}"; steady_tolerance="$2"; shift 2 ;;
-    --steady-jit) need_int "$1" "${2:-}"; steady_jit="$2"; shift 2 ;;
+    --steady-jit-share) need_number "$1" "${2:-}"; steady_jit_share="$2"; shift 2 ;;
     --steady-retries) need_int "$1" "${2:-}"; steady_retries="$2"; shift 2 ;;
     --warmup-max) need_int "$1" "${2:-}"; warmup_max="$2"; shift 2 ;;
     --warm-jit) need_int "$1" "${2:-}"; warm_jit="$2"; shift 2 ;;
@@ -383,13 +385,13 @@ jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_di
   --argjson rounds "$rounds" --argjson duration "$duration" --argjson warmup "$warmup" \
   --argjson connections "$connections" --argjson threads "$threads" --arg path "$req_path" \
   --argjson pin "$pin" --arg pgo "$pgo" --argjson appEnv "$app_env_json" --argjson tolerance "$steady_tolerance" \
-  --argjson steadyJit "$steady_jit" --argjson retries "$steady_retries" --argjson warmupMax "$warmup_max" --argjson warmJit "$warm_jit" \
+  --argjson steadyJitShare "$steady_jit_share" --argjson retries "$steady_retries" --argjson warmupMax "$warmup_max" --argjson warmJit "$warm_jit" \
   --argjson scenarios "$(printf '%s\n' "${runnable[@]}" | jq -R . | jq -s .)" \
   '{date: $date, commit: $commit, dirty: ($dirty > 0), nproc: $nproc, cpuModel: $cpu, kernel: $kernel,
     dotnetVersion: $dotnet, wrk: $wrk, nginx: $nginx, haproxy: $haproxy, command: $command, mode: $mode,
     rounds: $rounds, duration: $duration, warmup: $warmup, connections: $connections, threads: $threads,
     path: $path, pinned: ($pin == 1), profile: $pgo, applicationEnvironment: $appEnv, scenarios: $scenarios,
-    steadyTolerancePercent: $tolerance, steadyJitMethods: $steadyJit, steadyRetries: $retries,
+    steadyTolerancePercent: $tolerance, steadyJitSharePercent: $steadyJitShare, steadyRetries: $retries,
     warmupMax: $warmupMax, warmQuietMethods: $warmJit, warmQuietSeconds: '"$WARM_QUIET_SECONDS"'}' \
   > "$json_dir/run.json"
 {
@@ -491,12 +493,13 @@ ticks_per_s="$(getconf CLK_TCK)"
 # deltas have their own names (proc/...). steady/* compares the CPU us/request of the window's two
 # halves; the requests of each half come from the request bytes received on the load's port (ss), which
 # grow in proportion to the requests when every request is the same, as in every scenario here.
-# JIT: the methods the process JIT-compiled in its measured window (its own jit/methods-in-window; empty for a
-# process that reports none): a .NET process is steady only with at most $steady_jit of them.
+# JIT: the time the process spent JIT-compiling in its measured window (its own jit/time-in-window, ms; empty for a
+# process that reports none): a .NET process is steady only when that is at most $steady_jit_share % of its CPU time
+# in the window.
 proc_block() {
   local role="$1" samples="$2" requests="$3" jit="${4:-}"
   awk -v CONVFMT=%.10g -v role="$role" -v tck="$ticks_per_s" -v req="$requests" -v ncpu="$nproc_n" -v tol="$steady_tolerance" \
-      -v jit="$jit" -v jitmax="$steady_jit" '
+      -v jit="$jit" -v jitmax="$steady_jit_share" '
     $2 == role && NF >= 11 && ($1 == "measure-start" || $1 == "tick" || $1 == "measure-end") {
       if ($1 == "measure-start") { n = 0 }
       n++; t[n] = $3; c[n] = $4 + $5; rss[n] = $6; hwm = $7; thr = $8; b[n] = $11
@@ -541,7 +544,8 @@ proc_block() {
         h1 = (c[mid] - c[1]) * 1e6 / tck / r1; h2 = (c[last] - c[mid]) * 1e6 / tck / r2
         change = (h2 - h1) / ((h1 + h2) / 2) * 100
         cpu_ok = (change <= tol && change >= -tol) ? 1 : 0
-        jit_ok = (jit == "" || jit + 0 <= jitmax) ? 1 : 0
+        jit_share = (jit != "" && cpu_us > 0) ? jit * 1000 / cpu_us * 100 : 0
+        jit_ok = (jit == "" || jit_share <= jitmax) ? 1 : 0
         steady = cpu_ok && jit_ok
         m[++k] = "steady/first-half|Max|Avg|CPU us/request, 1st half|CPU time per request in the first half of the measured window (us)|n2|" h1
         m[++k] = "steady/second-half|Max|Avg|CPU us/request, 2nd half|CPU time per request in the second half of the measured window (us)|n2|" h2
@@ -549,8 +553,9 @@ proc_block() {
         m[++k] = "steady/tolerance|Max|Max|Steady tolerance (%)|Largest change between halves that counts as steady|n0|" tol
         m[++k] = "steady/cpu-ok|Max|Min|Halves agree|1 when the change between halves is within the tolerance, else 0|n0|" cpu_ok
         if (jit != "") {
-          m[++k] = "steady/jit-limit|Max|Max|JIT limit (methods)|Most methods JIT-compiled in the window that counts as steady|n0|" jitmax
-          m[++k] = "steady/jit-ok|Max|Min|JIT quiet|1 when the methods JIT-compiled in the window are within the limit, else 0|n0|" jit_ok
+          m[++k] = "steady/jit-share|Max|Max|JIT share (%)|Time the JIT spent compiling in the window / the process CPU time in the window|n2|" jit_share
+          m[++k] = "steady/jit-limit|Max|Max|JIT share limit (%)|Largest JIT share of the window CPU time that counts as steady|n2|" jitmax
+          m[++k] = "steady/jit-ok|Max|Min|JIT quiet|1 when the JIT share is within the limit, else 0|n0|" jit_ok
         }
         m[++k] = "steady/ok|Max|Min|Steady|1 when the halves agree and, for a .NET process, its JIT was quiet in the window, else 0|n0|" steady
       }
@@ -583,7 +588,7 @@ job_json() {
     fi
   fi
   local jit=""
-  [ ! -s "$blocks" ] || jit="$(jq -s -r '[.[].Measurements[]? | select(.Name == "jit/methods-in-window") | .Value] | last // ""' "$blocks")"
+  [ ! -s "$blocks" ] || jit="$(jq -s -r '[.[].Measurements[]? | select(.Name == "jit/time-in-window") | .Value] | last // ""' "$blocks")"
   [ -z "$samples" ] || proc_block "$role" "$samples" "$requests" "$jit" >> "$blocks"
   jq -n --slurpfile blocks "$blocks" --argjson vars "$vars" \
     --argjson env "{\"hw\":\"Unspecified\",\"env\":\"Unspecified\",\"os\":\"linux\",\"arch\":\"$(uname -m)\",\"proc\":$nproc_n,\"runner\":\"run-local\"}" \
@@ -773,7 +778,7 @@ run_fallback() {
     | "\($j.load.results["wrk/rps/mean"] // 0 | floor) rps, p50 \($j.load.results["wrk/latency/50"] // "?") ms, p99 \($j.load.results["wrk/latency/99"] // "?") ms, "
       + "\($a["proc/cpu/per-request"] // "?" | if type == "number" then (. * 100 | round / 100) else . end) us CPU/request ('"$([ -n "$app_pid" ] && echo proxy || echo downstream)"'), "
       + "steady: \(if $a["steady/ok"] == null then "n/a" elif $a["steady/ok"] == 1 then "yes" else "NO" end) (halves \($a["steady/first-half"] // "?" | if type == "number" then (. * 10 | round / 10) else . end)/\($a["steady/second-half"] // "?" | if type == "number" then (. * 10 | round / 10) else . end) us, \($a["steady/change"] // "?" | if type == "number" then (. * 10 | round / 10) else . end) %), "
-      + "\(if $a["jit/methods-in-window"] == null then "" else "JIT \($a["jit/methods-in-window"]) methods in the window (\($a["jit/methods/first-half"] // "?")+\($a["jit/methods/second-half"] // "?")), " end)"
+      + "\(if $a["jit/methods-in-window"] == null then "" else "JIT \($a["jit/methods-in-window"]) methods in the window (\($a["jit/methods/first-half"] // "?")+\($a["jit/methods/second-half"] // "?")), \($a["jit/time-in-window"] // "?") ms = \($a["steady/jit-share"] // "?" | if type == "number" then (. * 100 | round / 100) else . end) % of its CPU, " end)"
       + "warm-up \($j.load.results["warmup/seconds"] // "?") s\(if $j.load.results["warmup/capped"] == 1 then " (CAPPED: JIT not quiet)" else "" end), "
       + "bad \($j.load.results["wrk/errors/badresponses"] // "?"), socket errors \($j.load.results["wrk/errors/socketerrors"] // "?")"' "$out")"
   log "$tag: $line"
@@ -782,7 +787,7 @@ run_fallback() {
     warn "$tag: NOT steady: the $who's CPU us/request changed by more than ${steady_tolerance}% between the halves of the measured window"
   fi
   if [ "$(jq -r '.jobResults.jobs as $j | ($j.application // $j.downstream).results["steady/jit-ok"] // ""' "$out")" = 0 ]; then
-    warn "$tag: NOT steady: the $who JIT-compiled more than $steady_jit methods in the measured window (still tiering up: a longer --warmup-max may help)"
+    warn "$tag: NOT steady: the $who spent more than ${steady_jit_share}% of its CPU time in the measured window JIT-compiling (still tiering up: a longer --warmup-max may help)"
   fi
 }
 
@@ -799,9 +804,9 @@ run_steady() {
     [ -f "$out" ] && [ "$failures" = "$before" ] || return 0
     ok="$(jq -r '.jobResults.jobs as $j | ($j.application // $j.downstream).results
       | (.["steady/ok"] // "n/a" | tostring) + ":" + (.["steady/change"] // "" | if type == "number" then (. * 10 | round / 10 | tostring) else "" end)
-        + ":" + (.["jit/methods-in-window"] // "" | tostring)' "$out")"
+        + ":" + (.["steady/jit-share"] // "" | if type == "number" then (. * 100 | round / 100 | tostring) else "" end)' "$out")"
     verdict="${ok%%:*}" rest="${ok#*:}"
-    history="${history:+$history; }attempt $attempt: steady $verdict, halves ${rest%%:*} %, JIT ${rest#*:}"
+    history="${history:+$history; }attempt $attempt: steady $verdict, halves ${rest%%:*} %, JIT ${rest#*:} % of CPU"
     if [ "${ok%%:*}" != 0 ] || [ "$attempt" -gt "$steady_retries" ]; then break; fi
     mv "$out" "$json_dir/logs/$s.r$r.a$attempt.json"
     attempt=$((attempt + 1))

@@ -324,7 +324,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         _md.AppendLine("- Allocated B/request: the proxy's own `llrp/allocated-per-request`: GC.GetTotalAllocatedBytes of the whole process over the measured window (its statsWindow, to one second) / the requests it completed in that window. " +
             "`not reported` for a .NET variant whose process prints no such measurement.");
         _md.AppendLine("- Steady: the proxy's CPU µs/request in the first and the second half of the measured window agree within the tolerance (`steady/*`, default ±15 % of their mean) " +
-            "and a .NET proxy JIT-compiled at most the limit of methods in the window (`jit/methods-in-window`, default 10); `a/b` = runs that passed / runs checked. " +
+            "and a .NET proxy spent at most the limit of its CPU time in the window JIT-compiling (`steady/jit-share` = `jit/time-in-window` / the window's CPU time, default 1 %); `a/b` = runs that passed / runs checked. " +
             "run-local.sh runs an unsteady run again (default up to 2 retries) and keeps the last attempt; retries = those extra attempts over the rounds.");
         _md.AppendLine("- Working set: the highest 1 s VmRSS sample in the measured window (`benchmarks/working-set`, crank's meaning); peak WS: VmHWM, largest over rounds. For `direct` these are the origin's.");
         _md.AppendLine("- Little's law: connections / mean latency / RPS; about 1 for closed-loop wrk. Far from 1 means wrk itself was the bottleneck or the run was disturbed.");
@@ -365,7 +365,9 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         foreach (var r in runs.Where(r => (r.Proxy ?? r.Downstream)?.Steady is { Ok: false }))
         {
             var st = (r.Proxy ?? r.Downstream)!.Steady!;
-            var jit = st.JitMethods is { } j ? string.Create(CultureInfo.InvariantCulture, $"; {j:F0} methods JIT-compiled in the window (limit {st.JitLimit:F0})") : "";
+            var jit = st.JitSharePercent is { } share
+                ? string.Create(CultureInfo.InvariantCulture, $"; JIT-compiling took {share:F2} % of its CPU time in the window (limit {st.JitShareLimit:F2} %, {st.JitMethods ?? 0:F0} methods)")
+                : "";
             _missing.Add(string.Create(CultureInfo.InvariantCulture,
                 $"**Not steady** after {r.Attempts} attempt(s): `{Path.GetRelativePath(resultsDir, r.File)}` ({r.Scenario}, round {r.Round}): CPU µs/request {st.FirstHalf:F1} in the first half of the measured window, {st.SecondHalf:F1} in the second ({st.ChangePercent:+0.0;-0.0} %, tolerance ±{st.TolerancePercent:F0} %){jit}.") +
                 (r.AttemptHistory is { Length: > 0 } h ? $" Attempts: {Format.Inline(h)}." : ""));

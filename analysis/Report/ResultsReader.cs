@@ -213,8 +213,11 @@ internal static partial class ResultsReader
     /// <summary>Percent; the steadiness tolerance when a file does not state one (crank/run-local.sh's default).</summary>
     public const double DefaultSteadyTolerance = 15;
 
-    /// <summary>Methods JIT-compiled in the window that still count as steady, when a file does not state it (run-local.sh's default).</summary>
-    public const double DefaultSteadyJitLimit = 10;
+    /// <summary>
+    /// Percent of the window's CPU time the JIT may spend compiling in a steady run, when a file does not state it
+    /// (run-local.sh's default).
+    /// </summary>
+    public const double DefaultSteadyJitShare = 1;
 
     private static ProcessFigures ReadProcess(JsonElement? r, double? rps, int? processors)
     {
@@ -253,15 +256,17 @@ internal static partial class ResultsReader
     {
         var tolerance = r.FirstNumber("steady/tolerance") ?? DefaultSteadyTolerance;
         var jit = r.FirstNumber("jit/methods-in-window");
-        var jitLimit = r.FirstNumber("steady/jit-limit") ?? DefaultSteadyJitLimit;
+        var jitLimit = r.FirstNumber("steady/jit-limit") ?? DefaultSteadyJitShare;
         if (r.FirstNumber("steady/first-half") is { } a && r.FirstNumber("steady/second-half") is { } b && a > 0 && b > 0)
         {
-            return new Steadiness(a, b, tolerance, jit, jitLimit);
+            return new Steadiness(a, b, tolerance, jit, r.FirstNumber("steady/jit-share"), jitLimit);
         }
-        // Under crank, LLRP's own halves (its statsWindow split in two).
+        // Under crank, LLRP's own halves (its statsWindow split in two), and its JIT time over its own window's CPU time.
         if (r.FirstNumber("llrp/cpu-per-request/first-half") is { } c && r.FirstNumber("llrp/cpu-per-request/second-half") is { } d && c > 0 && d > 0)
         {
-            return new Steadiness(c, d, tolerance, jit, jitLimit);
+            var cpuUs = r.FirstNumber("llrp/cpu-per-request") * r.FirstNumber("llrp/requests");
+            var share = r.FirstNumber("jit/time-in-window") is { } ms && cpuUs is > 0 ? ms * 1000 / cpuUs * 100 : null;
+            return new Steadiness(c, d, tolerance, jit, share, jitLimit);
         }
         return null;
     }

@@ -13,16 +13,18 @@ internal sealed record ProcessFigures(
 
 /// <summary>
 /// The steady-state check of one run: CPU µs per request in the first and second half of the measured window agree
-/// within the tolerance (percent of their mean), and a .NET process JIT-compiled at most <c>JitLimit</c> methods in
-/// the window (<c>JitMethods</c> is null for a process that reports none).
+/// within the tolerance (percent of their mean), and a .NET process spent at most <c>JitShareLimit</c> percent of its
+/// CPU time in the window JIT-compiling (<c>JitSharePercent</c> is null for a process that reports none).
+/// <c>JitMethods</c>, the methods compiled in the window, is shown beside it.
 /// </summary>
-internal sealed record Steadiness(double FirstHalf, double SecondHalf, double TolerancePercent, double? JitMethods, double JitLimit)
+internal sealed record Steadiness(
+    double FirstHalf, double SecondHalf, double TolerancePercent, double? JitMethods, double? JitSharePercent, double JitShareLimit)
 {
     public double ChangePercent => (SecondHalf - FirstHalf) / ((FirstHalf + SecondHalf) / 2) * 100;
 
     public bool HalvesOk => Math.Abs(ChangePercent) <= TolerancePercent;
 
-    public bool JitOk => JitMethods is not { } j || j <= JitLimit;
+    public bool JitOk => JitSharePercent is not { } s || s <= JitShareLimit;
 
     public bool Ok => HalvesOk && JitOk;
 }

@@ -6,8 +6,8 @@ namespace LLRP.Baselines;
 /// <summary>
 /// The baselines' JIT activity over the measured window, printed as crank's stdout statistics block
 /// (#StartJobStatistics ... #EndJobStatistics) every statsInterval and at shutdown, under the names LLRP's own
-/// report uses (jit/methods, jit/methods-in-window, jit/methods/first-half, jit/methods/second-half), so that a runner
-/// can tell a window measured while tiered compilation was still replacing code from a steady one.
+/// report uses (jit/methods, jit/methods-in-window, jit/methods/first-half, jit/methods/second-half, jit/time-in-window),
+/// so that a runner can tell a window measured while tiered compilation was still replacing code from a steady one.
 /// </summary>
 /// <remarks>
 /// The baselines count no requests: counting them would add code to the very pipeline being measured. The window is
@@ -24,7 +24,7 @@ internal sealed class JitActivity : IDisposable
     // One sample per interval; 4096 covers over an hour at 1 s, far more than any window worth measuring.
     private const int MaxSamples = 4096;
 
-    private readonly List<(TimeSpan At, TimeSpan Cpu, long Methods)> _samples = [];
+    private readonly List<(TimeSpan At, TimeSpan Cpu, long Methods, TimeSpan JitTime)> _samples = [];
     private readonly TimeSpan _window;
     private readonly Timer? _timer;
 
@@ -79,8 +79,9 @@ internal sealed class JitActivity : IDisposable
         return TimeSpan.FromSeconds(seconds);
     }
 
-    private static (TimeSpan, TimeSpan, long) Now() =>
-        (TimeSpan.FromMilliseconds(Environment.TickCount64), Environment.CpuUsage.TotalTime, System.Runtime.JitInfo.GetCompiledMethodCount(currentThread: false));
+    private static (TimeSpan, TimeSpan, long, TimeSpan) Now() =>
+        (TimeSpan.FromMilliseconds(Environment.TickCount64), Environment.CpuUsage.TotalTime, System.Runtime.JitInfo.GetCompiledMethodCount(currentThread: false),
+            System.Runtime.JitInfo.GetCompilationTime(currentThread: false));
 
     private void Tick()
     {
@@ -99,7 +100,7 @@ internal sealed class JitActivity : IDisposable
         Console.Out.Write(block);
     }
 
-    private static bool Busy((TimeSpan At, TimeSpan Cpu, long Methods) from, (TimeSpan At, TimeSpan Cpu, long Methods) to) =>
+    private static bool Busy((TimeSpan At, TimeSpan Cpu, long Methods, TimeSpan JitTime) from, (TimeSpan At, TimeSpan Cpu, long Methods, TimeSpan JitTime) to) =>
         to.At > from.At && (to.Cpu - from.Cpu) >= (to.At - from.At) * BusyCoreFraction;
 
     private string Block(bool add)
@@ -114,10 +115,10 @@ internal sealed class JitActivity : IDisposable
                     _samples.RemoveAt(0);
                 }
             }
-            var (inWindow, firstHalf, secondHalf, seconds) = Window();
+            var (inWindow, firstHalf, secondHalf, jitMs, seconds) = Window();
             var now = DateTime.UtcNow.ToString("o", CultureInfo.InvariantCulture);
-            string Meta(string name, string aggregate, string shortDescription, string longDescription) =>
-                $"{{\"Source\":\"baseline\",\"Name\":\"{name}\",\"Aggregate\":\"{aggregate}\",\"Reduce\":\"Max\",\"ShortDescription\":\"{shortDescription}\",\"LongDescription\":\"{longDescription}\",\"Format\":\"n0\"}}";
+            string Meta(string name, string aggregate, string shortDescription, string longDescription, string format = "n0") =>
+                $"{{\"Source\":\"baseline\",\"Name\":\"{name}\",\"Aggregate\":\"{aggregate}\",\"Reduce\":\"Max\",\"ShortDescription\":\"{shortDescription}\",\"LongDescription\":\"{longDescription}\",\"Format\":\"{format}\"}}";
             string Measure(string name, double value) =>
                 string.Create(CultureInfo.InvariantCulture, $"{{\"Timestamp\":\"{now}\",\"Name\":\"{name}\",\"Value\":{value:0.###}}}");
             return "#StartJobStatistics\n{\"Metadata\":[" +
@@ -125,17 +126,22 @@ internal sealed class JitActivity : IDisposable
                 Meta("jit/methods-in-window", "Last", "JIT methods (window)", "Methods the JIT compiled in the measured window") + "," +
                 Meta("jit/methods/first-half", "Last", "JIT methods, 1st half", "Methods the JIT compiled in the first half of the window") + "," +
                 Meta("jit/methods/second-half", "Last", "JIT methods, 2nd half", "Methods the JIT compiled in the second half of the window") + "," +
+                Meta("jit/time-in-window", "Last", "JIT time (window, ms)", "Time the JIT spent compiling in the measured window (ms, all threads)", "n1") + "," +
                 Meta("jit/window", "Last", "JIT window (s)", "Seconds the JIT window covers") +
                 "],\"Measurements\":[" +
                 Measure("jit/methods", _samples[^1].Methods) + "," + Measure("jit/methods-in-window", inWindow) + "," +
                 Measure("jit/methods/first-half", firstHalf) + "," + Measure("jit/methods/second-half", secondHalf) + "," +
+                Measure("jit/time-in-window", jitMs) + "," +
                 Measure("jit/window", seconds) +
                 "]}\n#EndJobStatistics\n";
         }
     }
 
-    /// <summary>Methods compiled in the window and its two halves (Shared/SampleWindow.cs says where they lie).</summary>
-    private (long InWindow, long FirstHalf, long SecondHalf, double Seconds) Window()
+    /// <summary>
+    /// Methods compiled in the window and its two halves, and the JIT's time in the window (Shared/SampleWindow.cs says
+    /// where they lie).
+    /// </summary>
+    private (long InWindow, long FirstHalf, long SecondHalf, double JitMilliseconds, double Seconds) Window()
     {
         if (!SampleWindow.TryFind(_samples.Count, i => _samples[i].At, i => Busy(_samples[i - 1], _samples[i]), _window,
             out var start, out var mid, out var end))
@@ -143,7 +149,8 @@ internal sealed class JitActivity : IDisposable
             return default;
         }
         return (_samples[end].Methods - _samples[start].Methods, _samples[mid].Methods - _samples[start].Methods,
-            _samples[end].Methods - _samples[mid].Methods, (_samples[end].At - _samples[start].At).TotalSeconds);
+            _samples[end].Methods - _samples[mid].Methods, (_samples[end].JitTime - _samples[start].JitTime).TotalMilliseconds,
+            (_samples[end].At - _samples[start].At).TotalSeconds);
     }
 
     public void Dispose() => _timer?.Dispose();

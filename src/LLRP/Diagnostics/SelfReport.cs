@@ -16,8 +16,9 @@ namespace LLRP.Diagnostics;
 /// warm-up and start-up excluded, and it stays put once the load stops, so crank's "Last" aggregate is that window.
 /// statsWindow = 0 reports everything from the first interval that served requests (warm-up included).
 /// The window is also split in two halves by time, so that a runner can check that the proxy was steady. The
-/// methods the JIT compiled in the window and in each half (System.Runtime.JitInfo) tell a runner whether tiered
-/// compilation was still replacing code while the window was measured.
+/// methods the JIT compiled in the window and in each half, and the time it spent compiling them
+/// (System.Runtime.JitInfo), tell a runner whether tiered compilation was still replacing code while the window was
+/// measured, and what share of the window's CPU time that cost.
 /// </remarks>
 internal sealed class SelfReport : IDisposable
 {
@@ -41,7 +42,8 @@ internal sealed class SelfReport : IDisposable
 
     private Sample Now() =>
         new(TimeSpan.FromTicks(Environment.TickCount64 * TimeSpan.TicksPerMillisecond), _server.Requests,
-            GC.GetTotalAllocatedBytes(), Environment.CpuUsage.TotalTime, System.Runtime.JitInfo.GetCompiledMethodCount(currentThread: false));
+            GC.GetTotalAllocatedBytes(), Environment.CpuUsage.TotalTime, System.Runtime.JitInfo.GetCompiledMethodCount(currentThread: false),
+            System.Runtime.JitInfo.GetCompilationTime(currentThread: false));
 
     private void Tick()
     {
@@ -66,7 +68,7 @@ internal sealed class SelfReport : IDisposable
         }
         var inWindow = w.Requests > 0
             ? string.Create(CultureInfo.InvariantCulture,
-                $"over the {w.Seconds:F1} s window: {Wording.Count(w.Requests, "request", "requests")}, {w.AllocatedPerRequest:F1} bytes/request, {w.CpuUsPerRequest:F1} us CPU/request, {w.JitMethods} methods JIT-compiled ({w.FirstHalfJitMethods} + {w.SecondHalfJitMethods} by half).")
+                $"over the {w.Seconds:F1} s window: {Wording.Count(w.Requests, "request", "requests")}, {w.AllocatedPerRequest:F1} bytes/request, {w.CpuUsPerRequest:F1} us CPU/request, {w.JitMethods} methods JIT-compiled ({w.FirstHalfJitMethods} + {w.SecondHalfJitMethods} by half) in {w.JitMilliseconds:F1} ms.")
             : "no requests in the window.";
         return string.Create(CultureInfo.InvariantCulture,
             $"LLRP served {Wording.Count(_server.Requests, "request", "requests")}, rejected {_server.Rejected}, allocated {Wording.Count(GC.GetTotalAllocatedBytes(), "byte", "bytes")} in all; {inWindow}");
@@ -98,7 +100,8 @@ internal sealed class SelfReport : IDisposable
         Meta(sb, "jit/methods", "Max", "Max", "JIT methods (all)", "Methods the JIT compiled since the process started", "n0").Append(',');
         Meta(sb, "jit/methods-in-window", "Last", "Max", "JIT methods (window)", "Methods the JIT compiled in the measured window", "n0").Append(',');
         Meta(sb, "jit/methods/first-half", "Last", "Max", "JIT methods, 1st half", "Methods the JIT compiled in the first half of the window", "n0").Append(',');
-        Meta(sb, "jit/methods/second-half", "Last", "Max", "JIT methods, 2nd half", "Methods the JIT compiled in the second half of the window", "n0");
+        Meta(sb, "jit/methods/second-half", "Last", "Max", "JIT methods, 2nd half", "Methods the JIT compiled in the second half of the window", "n0").Append(',');
+        Meta(sb, "jit/time-in-window", "Last", "Max", "JIT time (window, ms)", "Time the JIT spent compiling in the measured window (ms, all threads)", "n1");
         sb.Append("],\"Measurements\":[");
         Measure(sb, now, "llrp/requests", w.Requests).Append(',');
         Measure(sb, now, "llrp/requests/total", _server.Requests).Append(',');
@@ -111,7 +114,8 @@ internal sealed class SelfReport : IDisposable
         Measure(sb, now, "jit/methods", System.Runtime.JitInfo.GetCompiledMethodCount(currentThread: false)).Append(',');
         Measure(sb, now, "jit/methods-in-window", w.JitMethods).Append(',');
         Measure(sb, now, "jit/methods/first-half", w.FirstHalfJitMethods).Append(',');
-        Measure(sb, now, "jit/methods/second-half", w.SecondHalfJitMethods);
+        Measure(sb, now, "jit/methods/second-half", w.SecondHalfJitMethods).Append(',');
+        Measure(sb, now, "jit/time-in-window", w.JitMilliseconds);
         return sb.Append("]}\n#EndJobStatistics\n").ToString();
     }
 
@@ -126,13 +130,13 @@ internal sealed class SelfReport : IDisposable
 }
 
 /// <summary>Cumulative counters at one instant.</summary>
-internal readonly record struct Sample(TimeSpan At, long Requests, long AllocatedBytes, TimeSpan Cpu, long JitMethods);
+internal readonly record struct Sample(TimeSpan At, long Requests, long AllocatedBytes, TimeSpan Cpu, long JitMethods, TimeSpan JitTime);
 
 /// <summary>Figures between two samples; per-request values are NaN when no request completed.</summary>
 internal readonly record struct WindowFigures(
     double Seconds, long Requests, double AllocatedPerRequest, double CpuUsPerRequest,
     double FirstHalfCpuUsPerRequest, double SecondHalfCpuUsPerRequest,
-    long JitMethods, long FirstHalfJitMethods, long SecondHalfJitMethods)
+    long JitMethods, long FirstHalfJitMethods, long SecondHalfJitMethods, double JitMilliseconds)
 {
     public static WindowFigures Between(Sample from, Sample mid, Sample to) => new(
         (to.At - from.At).TotalSeconds,
@@ -141,7 +145,8 @@ internal readonly record struct WindowFigures(
         PerRequest((to.Cpu - from.Cpu).Ticks / (double)TimeSpan.TicksPerMicrosecond, to.Requests - from.Requests),
         PerRequest((mid.Cpu - from.Cpu).Ticks / (double)TimeSpan.TicksPerMicrosecond, mid.Requests - from.Requests),
         PerRequest((to.Cpu - mid.Cpu).Ticks / (double)TimeSpan.TicksPerMicrosecond, to.Requests - mid.Requests),
-        to.JitMethods - from.JitMethods, mid.JitMethods - from.JitMethods, to.JitMethods - mid.JitMethods);
+        to.JitMethods - from.JitMethods, mid.JitMethods - from.JitMethods, to.JitMethods - mid.JitMethods,
+        (to.JitTime - from.JitTime).TotalMilliseconds);
 
     private static double PerRequest(double amount, long requests) => requests > 0 ? amount / requests : double.NaN;
 }
