@@ -95,7 +95,7 @@ start_proxy() {
       # The crank template with room for the connections (its worker_connections counts both sides).
       mkdir -p "$work/nginx"
       sed -e "s|@LISTEN_ADDRESS@|127.0.0.1|g" -e "s|@LISTEN_PORT@|$port|g" \
-          -e "s|@DOWNSTREAM_ADDRESS@|127.0.0.1|g" -e "s|@DOWNSTREAM_PORT@|$ds_port|g" -e "s|@WORK_DIR@|$work/nginx|g" \
+          -e "s|^ *@SERVERS@$|        server 127.0.0.1:$ds_port;|" -e "s|@WORK_DIR@|$work/nginx|g" \
           -e "s|worker_connections  1024;|worker_connections  $((count * 2 + 256));|" \
           "$ROOT/crank/nginx/nginx.conf" > "$work/nginx/nginx.conf"
       /usr/sbin/nginx -p "$work/nginx/" -c "$work/nginx/nginx.conf" -e stderr > "$work/proxy.log" 2>&1 &

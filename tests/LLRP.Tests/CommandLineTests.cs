@@ -45,6 +45,7 @@ public sealed class CommandLineTests
         { "statsInterval", "-1", "is not a number of seconds from 0 to 86400" },
         { "statsWindow", "x", "is not a number of seconds from 0 to 86400" },
         { "downstreamShareAfter", "-1", "is not a number of seconds from 0 to 86400" },
+        { "idleTrimAfter", "-1", "is not a number of seconds from 0 to 86400" },
         { "inlineScheduling", "on", "is not true or false" },
     };
 

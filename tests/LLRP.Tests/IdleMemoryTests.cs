@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
+using LLRP.Buffers;
 using LLRP.Http1;
 using LLRP.Tests.Infrastructure;
 using Xunit;
@@ -98,6 +99,35 @@ public sealed class IdleMemoryTests(ITestOutputHelper output)
             output.WriteLine($"{perConnection} bytes of live managed heap per idle client connection");
             Assert.True(perConnection < BoundBytesPerConnection,
                 $"{perConnection} bytes of live managed heap per idle client connection (client sockets included), bound {BoundBytesPerConnection}");
+        }
+        finally
+        {
+            clients.ForEach(c => c.Dispose());
+        }
+    }
+
+    [Fact]
+    public async Task An_idle_proxy_gives_back_the_arrays_a_burst_left_in_its_pools()
+    {
+        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), ["--idleTrimAfter", "0.2"], unreachableDownstream: false);
+        var clients = new List<Socket>();
+        try
+        {
+            // A burst: exchanges in flight at once, each returning its request head's buffer, its field entries and
+            // LLHttp's arrays to ProxyBuffers, which keeps them; and more than the allocation a trim waits for.
+            clients.AddRange(await Task.WhenAll(Enumerable.Range(0, 32).Select(_ => OpenWithOneRequestAsync(proxy.Url))));
+            GC.KeepAlive(new byte[IdleTrim.DefaultMinAllocatedBytes + 1]);
+
+            var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
+            while ((ProxyBuffers.Bytes.RetainedCount > 0 || ProxyBuffers.HeaderEntries.RetainedCount > 0) && DateTime.UtcNow < deadline)
+            {
+                await Task.Delay(100);
+            }
+            Assert.Equal(0, ProxyBuffers.Bytes.RetainedCount);
+            Assert.Equal(0, ProxyBuffers.HeaderEntries.RetainedCount);
+
+            // The next exchange rents (allocates) its arrays again.
+            clients.Add(await OpenWithOneRequestAsync(proxy.Url));
         }
         finally
         {

@@ -1,4 +1,4 @@
-using System.Buffers;
+using LLRP.Http1;
 
 namespace LLRP.Buffers;
 
@@ -7,7 +7,8 @@ namespace LLRP.Buffers;
 /// buffer, and LLHttp's send and receive arrays. A connection holds them only while an exchange runs, so an idle one
 /// holds none. The shared ArrayPool keeps a few arrays of each size per core: with tens of exchanges in flight at once
 /// most rents missed it and allocated (about 3.2 KB per request at 64 connections on 2 cores), so these pools keep
-/// enough arrays of each size for <see cref="MaxExchangesInFlight"/> exchanges.
+/// enough arrays of each size for <see cref="MaxExchangesInFlight"/> exchanges. What a burst leaves in them is given
+/// back by <see cref="Trim"/> once the proxy is idle (<see cref="IdleTrim"/>).
 /// </summary>
 internal static class ProxyBuffers
 {
@@ -22,5 +23,15 @@ internal static class ProxyBuffers
     // to ~1.5 MB, see ProxyOptions); larger requests are refused before they get that far.
     private const int MaxArrayLength = 2 * 1024 * 1024;
 
-    public static ArrayPool<byte> Bytes { get; } = ArrayPool<byte>.Create(MaxArrayLength, MaxExchangesInFlight);
+    public static TrimmableArrayPool<byte> Bytes { get; } = new(MaxArrayLength, MaxExchangesInFlight);
+
+    /// <summary>The request head's field entries (a head holds them only during an exchange).</summary>
+    public static TrimmableArrayPool<HeaderEntry> HeaderEntries { get; } = new(ProxyOptions.MaxHeaderCountLimit, MaxExchangesInFlight);
+
+    /// <summary>Drops every array the pools keep: the next exchanges allocate theirs again.</summary>
+    public static void Trim()
+    {
+        Bytes.Trim();
+        HeaderEntries.Trim();
+    }
 }

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using LLRP.Balancing;
+using LLRP.Buffers;
 using LLRP.Diagnostics;
 using LLRP.Errors;
 using Microsoft.AspNetCore.Connections;
@@ -23,6 +24,7 @@ internal sealed class ProxyServer : IDisposable
     private readonly ConcurrentDictionary<ProxyConnection, byte> _connections = new();
     private readonly IForwarderFactory _forwarders;
     private readonly Timer _deadlineSweep;
+    private readonly IdleTrim _idleTrim;
     private int _connectionCount;
     private long _requests;
     private long _rejected;
@@ -34,6 +36,7 @@ internal sealed class ProxyServer : IDisposable
         Options = options;
         Downstreams = downstreams;
         _forwarders = forwarders;
+        _idleTrim = new IdleTrim(options.IdleTrimAfter, IdleTrim.DefaultMinAllocatedBytes);
         _deadlineSweep = new Timer(static state => ((ProxyServer)state!).SweepDeadlines(), this, DeadlineSweepInterval, DeadlineSweepInterval);
     }
 
@@ -96,9 +99,27 @@ internal sealed class ProxyServer : IDisposable
     private void SweepDeadlines()
     {
         var now = Environment.TickCount64;
+        var busy = false;
         foreach (var (connection, _) in _connections)
         {
             connection.CheckDeadline(now);
+            busy |= connection.InExchange;
+        }
+        // Timer callbacks may overlap (a trim's collection takes longer than the interval): one looks, the others skip.
+        if (Monitor.TryEnter(_idleTrim))
+        {
+            try
+            {
+                var activity = Volatile.Read(ref _connectionCount) + Requests + Rejected;
+                if (_idleTrim.Observe(now, activity, busy, GC.GetTotalAllocatedBytes()))
+                {
+                    IdleTrim.TrimNow();
+                }
+            }
+            finally
+            {
+                Monitor.Exit(_idleTrim);
+            }
         }
     }
 

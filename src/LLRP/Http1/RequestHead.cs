@@ -23,9 +23,6 @@ namespace LLRP.Http1;
 /// </remarks>
 internal sealed class RequestHead
 {
-    // Field entries come from their own pool, sized like ProxyBuffers' (a head holds them only during an exchange).
-    private static readonly ArrayPool<HeaderEntry> s_entries = ArrayPool<HeaderEntry>.Create(ProxyOptions.MaxHeaderCountLimit, ProxyBuffers.MaxExchangesInFlight);
-
     private readonly ProxyOptions _options;
     // The request line and header section are each capped, so their copies always fit.
     private readonly int _capacity;
@@ -226,7 +223,7 @@ internal sealed class RequestHead
         if (_buffer.Length == 0)
         {
             _buffer = ProxyBuffers.Bytes.Rent(_capacity);
-            _headers = s_entries.Rent(_options.MaxRequestHeaderCount);
+            _headers = ProxyBuffers.HeaderEntries.Rent(_options.MaxRequestHeaderCount);
         }
         Method = versionAndMethod.Method;
         Version = versionAndMethod.Version;
@@ -527,7 +524,7 @@ internal sealed class RequestHead
         if (_buffer.Length != 0)
         {
             ProxyBuffers.Bytes.Return(_buffer);
-            s_entries.Return(_headers);
+            ProxyBuffers.HeaderEntries.Return(_headers);
             _buffer = [];
             _headers = [];
         }
