@@ -27,53 +27,25 @@ internal static class Comparisons
     /// <summary>Report --comparisons DIR [--out DIR] [--no-png]: writes comparisons.md (and PNGs). Exit status as Program's.</summary>
     public static int Run(string[] args)
     {
-        string? dir = null, outDir = null;
-        var png = true;
-        for (var i = 0; i < args.Length; i++)
+        var command = ReportCommand.Parse(args, Usage, allowPrintTable: false, out var usageExit);
+        if (command is null)
         {
-            switch (args[i])
-            {
-                case "--out" when i + 1 < args.Length:
-                    outDir = args[++i];
-                    break;
-                case "--no-png":
-                    png = false;
-                    break;
-                case var a when !a.StartsWith('-') && dir is null:
-                    dir = a;
-                    break;
-                default:
-                    Console.Error.WriteLine($"report: unexpected argument {args[i]}\n{Usage}");
-                    return 2;
-            }
+            return usageExit;
         }
-        if (dir is null)
+        return ReportCommand.Run(() =>
         {
-            Console.Error.WriteLine(Usage);
-            return 2;
-        }
-        try
-        {
-            dir = Path.GetFullPath(dir);
-            outDir = Path.GetFullPath(outDir ?? dir);
-            var file = Path.Combine(dir, "comparisons.json");
+            var file = Path.Combine(command.ResultsDir, "comparisons.json");
             if (!File.Exists(file))
             {
                 throw new ReportException($"{file}: not found (crank/comparisons.sh writes it)");
             }
             var (runs, run) = Read(file);
-            Directory.CreateDirectory(outDir);
-            var markdown = Build(runs, run, outDir, png);
-            var path = Path.Combine(outDir, "comparisons.md");
+            Directory.CreateDirectory(command.OutDir);
+            var markdown = Build(runs, run, command.OutDir, command.Png);
+            var path = Path.Combine(command.OutDir, "comparisons.md");
             File.WriteAllText(path, markdown);
             Console.WriteLine($"report: {runs.Count} comparison run(s) -> {path}");
-            return 0;
-        }
-        catch (Exception e) when (e is ReportException or IOException or UnauthorizedAccessException or JsonException)
-        {
-            Console.Error.WriteLine($"report: error: {e.Message}");
-            return 1;
-        }
+        });
     }
 
     public static (List<ComparisonRun> Runs, JsonElement? Run) Read(string file)
@@ -144,16 +116,8 @@ internal static class Comparisons
     private static string Prop(JsonElement e, string name) => e.TryGetProperty(name, out var v) ? v.ToString() : "?";
 
     /// <summary>The median of the rounds' values of one figure, or null when no round has it.</summary>
-    public static double? Median(IEnumerable<ComparisonRun> runs, string figure)
-    {
-        var values = runs.Select(x => x.Figures.TryGetValue(figure, out var v) ? v : double.NaN).Where(double.IsFinite).Order().ToArray();
-        if (values.Length == 0)
-        {
-            return null;
-        }
-        var mid = values.Length / 2;
-        return values.Length % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-    }
+    public static double? Median(IEnumerable<ComparisonRun> runs, string figure) =>
+        Stats.Median(runs.Select(x => x.Figures.TryGetValue(figure, out var v) ? v : (double?)null));
 
     private static int ProxyRank(string proxy) => Array.IndexOf(ProxyOrder, proxy) is var i and >= 0 ? i : ProxyOrder.Length;
 
