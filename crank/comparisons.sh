@@ -24,7 +24,8 @@
 #   --connections LIST  sweep: connection counts (default 10,50,100,200)
 #   --scaling-connections N  scaling: wrk connections (default 200)
 #   --ab-clients N  ab: concurrent clients (default 200)   --ab-path P  ab: the page (default /?s=26624)
-#   --ramp-start R --ramp-step R --ramp-steps N --ramp-connections C   ramp (defaults 2000, 2000, 8, 100)
+#   --ramp-start R --ramp-step R --ramp-steps N --ramp-connections C   ramp (defaults 4000, 4000, 8, 100: 4k to 32k
+#                   req/s; ramp-job.sh says where the range comes from)
 #   --proxy-port P / --downstream-port P   the proxy's port and the first replica's (replica i: P + i - 1);
 #                   defaults 8080 / 8081 (then run under flock /tmp/llrp-ports.lock)
 #   --json-dir DIR  where results go (default artifacts/crank/<date>-<time>-<comparison>)
@@ -64,7 +65,7 @@ esac
 what="$1"; shift
 
 rounds=1 warmup=20 duration="" proxies_opt="" policies_opt="" replicas_opt=1,2,3,5 connections_opt=""
-scaling_connections=200 ab_clients=200 ab_path='/?s=26624' ramp_start=2000 ramp_step=2000 ramp_steps=8 ramp_connections=100
+scaling_connections=200 ab_clients=200 ab_path='/?s=26624' ramp_start=4000 ramp_step=4000 ramp_steps=8 ramp_connections=100
 proxy_port=8080 downstream_port=8081 json_dir="" use_crank=1 install=1 report=1
 while [ $# -gt 0 ]; do
   case "$1" in

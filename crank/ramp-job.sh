@@ -22,8 +22,12 @@
 # usage: ramp-job.sh [--start R] [--step R] [--steps N] [-d STEP_S] [-w WARMUP_S] [-c CONNECTIONS]
 #                    [--proxy-pid PID | --proxy-port PORT] URL
 #        ramp-job.sh --parse-step H2LOAD_OUTPUT LOG_FILE OFFERED_RATE STEP_S   (tests: crank/tests/parsers-test.sh)
-# Defaults: --start 2000 --step 2000 --steps 8 -d 10 (8 steps x 10 s: 2k to 16k requests/s, past what one core of the
-# 2-core box forwards), -w 10 (unmeasured, at the first rate, so the .NET proxies run tiered-up code), -c 100.
+# Defaults: --start 4000 --step 4000 --steps 8 -d 10 (8 steps x 10 s: 4k to 32k requests/s), -w 10 (unmeasured, at the
+# first rate, so the .NET proxies run tiered-up code), -c 100. Where the range comes from (this repository's 2-core
+# box, load, proxy and origin on it): the first ramp (analysis/results/20261123-comparisons-trial, 2k to 16k) saturated
+# only HAProxy (8.5k-11k achieved); llrp-llhttp and nginx achieved all 16k. A short probe (3 s steps, 8k to 32k) then
+# saturated all three between 10.4k and 17.5k achieved. 32k is about twice the highest rate any of them achieved, so
+# every proxy saturates within the ramp with room for a quieter box, and 4k steps keep 3-4 steps below saturation.
 # Bounds: at most 30 steps of at most 120 s each, so a ramp always ends within an hour.
 # Exit code: 0, 2 bad usage, 3 an h2load report cannot be parsed, or h2load's own exit code.
 set -euo pipefail
@@ -66,7 +70,7 @@ if [ "${1:-}" = --parse-step ]; then
   exit 0
 fi
 
-start=2000 step=2000 steps=8 step_s=10 warmup=10 connections=100 proxy_pid="" proxy_port="" url=""
+start=4000 step=4000 steps=8 step_s=10 warmup=10 connections=100 proxy_pid="" proxy_port="" url=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --start) start="${2:?}"; shift 2 ;;

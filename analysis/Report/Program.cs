@@ -13,45 +13,15 @@ if (args is ["--comparisons", ..])
 {
     return Comparisons.Run(args[1..]);
 }
-string? resultsDir = null, outDir = null;
-bool noPng = false, printTable = false;
-for (var i = 0; i < args.Length; i++)
+var command = ReportCommand.Parse(args, Usage, allowPrintTable: true, out var usageExit);
+if (command is null)
 {
-    switch (args[i])
-    {
-        case "--out" when i + 1 < args.Length:
-            outDir = args[++i];
-            break;
-        case "--no-png":
-            noPng = true;
-            break;
-        case "--print-table":
-            printTable = true;
-            break;
-        case "-h" or "--help":
-            Console.WriteLine(Usage);
-            return 0;
-        case var a when a.StartsWith('-'):
-            Console.Error.WriteLine($"report: unknown option {a}\n{Usage}");
-            return 2;
-        case var a when resultsDir is null:
-            resultsDir = a;
-            break;
-        default:
-            Console.Error.WriteLine($"report: more than one results directory ({resultsDir}, {args[i]})\n{Usage}");
-            return 2;
-    }
-}
-if (resultsDir is null)
-{
-    Console.Error.WriteLine(Usage);
-    return 2;
+    return usageExit;
 }
 
-try
+return ReportCommand.Run(() =>
 {
-    resultsDir = Path.GetFullPath(resultsDir);
-    outDir = Path.GetFullPath(outDir ?? resultsDir);
+    var (resultsDir, outDir) = (command.ResultsDir, command.OutDir);
     var (runs, metas, ignored) = ResultsReader.ReadAll(resultsDir, outDir == resultsDir ? null : outDir);
     foreach (var f in ignored)
     {
@@ -62,29 +32,13 @@ try
         throw new ReportException($"{resultsDir}: no result files (*.json with a \"jobResults\" object, as crank --json and crank/run-local.sh write)");
     }
     Directory.CreateDirectory(outDir);
-    var report = new MarkdownReport(resultsDir, outDir, runs, metas, drawCharts: !noPng);
+    var report = new MarkdownReport(resultsDir, outDir, runs, metas, drawCharts: command.Png);
     var markdown = report.Build();
     var path = Path.Combine(outDir, "report.md");
     File.WriteAllText(path, markdown);
-    if (printTable && report.HeadlineTable.Length > 0)
+    if (command.PrintTable && report.HeadlineTable.Length > 0)
     {
         Console.Write($"<!-- table:start -->\n{report.Headline!.Label}\n\n{report.HeadlineTable}<!-- table:end -->\n");
     }
-    Console.WriteLine($"report: {runs.Count} run(s) -> {path} ({report.ChartFiles.Count} PNG chart(s){(noPng ? "; --no-png" : "")})");
-    return 0;
-}
-catch (ReportException e)
-{
-    Console.Error.WriteLine($"report: error: {e.Message}");
-    return 1;
-}
-catch (IOException e)
-{
-    Console.Error.WriteLine($"report: error: {e.Message}");
-    return 1;
-}
-catch (UnauthorizedAccessException e)
-{
-    Console.Error.WriteLine($"report: error: {e.Message}");
-    return 1;
-}
+    Console.WriteLine($"report: {runs.Count} run(s) -> {path} ({report.ChartFiles.Count} PNG chart(s){(command.Png ? "" : "; --no-png")})");
+});

@@ -1,0 +1,71 @@
+namespace LLRP.Analysis;
+
+/// <summary>
+/// What both reports take from the command line (a results directory, --out, --no-png and, for the benchmark report,
+/// --print-table) and how both end: exit status 0 written, 1 input they cannot use (the message names the file),
+/// 2 bad usage.
+/// </summary>
+internal sealed record ReportCommand(string ResultsDir, string OutDir, bool Png, bool PrintTable)
+{
+    /// <summary>
+    /// Parses <paramref name="args"/>; on -h/--help or bad usage prints <paramref name="usage"/> and returns null with
+    /// the exit status in <paramref name="exitCode"/> (0 for help, 2 otherwise).
+    /// </summary>
+    public static ReportCommand? Parse(string[] args, string usage, bool allowPrintTable, out int exitCode)
+    {
+        string? resultsDir = null, outDir = null;
+        bool png = true, printTable = false;
+        exitCode = 2;
+        for (var i = 0; i < args.Length; i++)
+        {
+            switch (args[i])
+            {
+                case "--out" when i + 1 < args.Length:
+                    outDir = args[++i];
+                    break;
+                case "--no-png":
+                    png = false;
+                    break;
+                case "--print-table" when allowPrintTable:
+                    printTable = true;
+                    break;
+                case "-h" or "--help":
+                    Console.WriteLine(usage);
+                    exitCode = 0;
+                    return null;
+                case var a when a.StartsWith('-'):
+                    Console.Error.WriteLine($"report: unknown option {a}\n{usage}");
+                    return null;
+                case var a when resultsDir is null:
+                    resultsDir = a;
+                    break;
+                default:
+                    Console.Error.WriteLine($"report: more than one results directory ({resultsDir}, {args[i]})\n{usage}");
+                    return null;
+            }
+        }
+        if (resultsDir is null)
+        {
+            Console.Error.WriteLine(usage);
+            return null;
+        }
+        resultsDir = Path.GetFullPath(resultsDir);
+        exitCode = 0;
+        return new ReportCommand(resultsDir, Path.GetFullPath(outDir ?? resultsDir), png, printTable);
+    }
+
+    /// <summary>Runs <paramref name="write"/>; input it cannot use ends it with one line naming the problem and exit status 1.</summary>
+    public static int Run(Action write)
+    {
+        try
+        {
+            write();
+            return 0;
+        }
+        catch (Exception e) when (e is ReportException or IOException or UnauthorizedAccessException or System.Text.Json.JsonException)
+        {
+            Console.Error.WriteLine($"report: error: {e.Message}");
+            return 1;
+        }
+    }
+}
