@@ -194,49 +194,11 @@ if [ "$use_crank" = 1 ] && [ -n "$crank_bin" ]; then
 fi
 
 # ---------------------------------------------------------------- processes (fallback)
-GROUPS_STARTED=()
-STARTED_PID=""
-proc_state() { local s; s="$(cat "/proc/$1/stat" 2>/dev/null)" || return 0; s="${s##*) }"; echo "${s%% *}"; }
-stop_group() {  # stop_group PID [TIMEOUT_S]: SIGTERM to the group, then SIGKILL what is left
-  local pid="$1" limit=$(( ${2:-10} * 10 )) i=0 state g kept=()
-  [ -n "$pid" ] || return 0
-  kill -TERM -- "-$pid" 2>/dev/null || true
-  while [ "$i" -lt "$limit" ]; do
-    state="$(proc_state "$pid")"
-    if [ -z "$state" ] || [ "$state" = Z ]; then break; fi
-    sleep 0.1; i=$((i + 1))
-  done
-  kill -KILL -- "-$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  for g in "${GROUPS_STARTED[@]}"; do [ "$g" = "$pid" ] || kept+=("$g"); done
-  GROUPS_STARTED=("${kept[@]}")
-}
-cleanup() { local g; for g in "${GROUPS_STARTED[@]}"; do stop_group "$g" 5; done; }
-trap cleanup EXIT
+# shellcheck source=crank/lib-process.sh
+. "$CRANK_DIR/lib-process.sh"
+trap stop_started_groups EXIT
 trap 'warn "interrupted"; exit 130' INT
 trap 'warn "terminated"; exit 143' TERM
-start_group() {  # start_group LOG DIR CMD...: CMD in DIR as a new process group; sets STARTED_PID
-  local log_file="$1" dir="$2"; shift 2
-  ( cd "$dir" && exec setsid "$@" ) > "$log_file" 2>&1 < /dev/null &
-  STARTED_PID=$!
-  GROUPS_STARTED+=("$STARTED_PID")
-}
-wait_ready() {  # wait_ready PID LOG TEXT
-  local pid="$1" log_file="$2" text="$3" deadline state
-  deadline=$(( $(date +%s) + ready_timeout ))
-  while [ "$(date +%s)" -lt "$deadline" ]; do
-    if grep -qF "$text" "$log_file" 2>/dev/null; then return 0; fi
-    state="$(proc_state "$pid")"
-    if [ -z "$state" ] || [ "$state" = Z ]; then
-      warn "process $pid exited before printing '$text'; last lines of $log_file:"; tail -n 10 "$log_file" >&2 || true
-      return 1
-    fi
-    sleep 0.1
-  done
-  warn "no '$text' from process $pid within ${ready_timeout}s ($log_file)"
-  return 1
-}
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 declare -A published=()
 publish() {  # publish APP: once per invocation
@@ -245,11 +207,6 @@ publish() {  # publish APP: once per invocation
   timeout 900 "$CRANK_DIR/publish.sh" "$1" > "$json_dir/logs/publish-$1.log" 2>&1 \
     || { warn "publishing $1 failed (logs/publish-$1.log)"; return 1; }
   published[$1]=1
-}
-blocks_of() {
-  awk '/^#EndJobStatistics/ { inside = 0; print body; body = ""; next }
-       inside { body = body $0 "\n" }
-       /^#StartJobStatistics/ { inside = 1; body = "" }' "$1"
 }
 
 failures=0
@@ -281,7 +238,7 @@ run_one() {
     local port=$((downstream_port + i - 1))
     start_group "$logs/$tag.downstream$i.log" "$(dirname "$ds_exe")" "$ds_exe" --urls "http://127.0.0.1:$port" --name "d$i"
     ds_pids+=("$STARTED_PID"); list+=("127.0.0.1:$port")
-    wait_ready "$STARTED_PID" "$logs/$tag.downstream$i.log" "Application started." || { cleanup; start_failed "$@"; return 0; }
+    wait_ready "$STARTED_PID" "$logs/$tag.downstream$i.log" "Application started." || { stop_started_groups; start_failed "$@"; return 0; }
   done
 
   local app_pid="" app_cmd=() ready="" app_dir="$CRANK_DIR" urls
@@ -311,7 +268,7 @@ run_one() {
   if [ "$proxy" != direct ]; then
     start_group "$logs/$tag.application.log" "$app_dir" "${app_cmd[@]}"
     app_pid="$STARTED_PID"
-    wait_ready "$app_pid" "$logs/$tag.application.log" "$ready" || { cleanup; start_failed "$@"; return 0; }
+    wait_ready "$app_pid" "$logs/$tag.application.log" "$ready" || { stop_started_groups; start_failed "$@"; return 0; }
   fi
 
   local url="http://127.0.0.1:$target_port$path" load_cmd=() samples="$logs/$tag.samples" sampled

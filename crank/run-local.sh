@@ -194,72 +194,13 @@ log "results go to ${json_dir#"$ROOT"/}"
 
 # ---------------------------------------------------------------- process bookkeeping
 # Every server is started with setsid, so its PID is also its process group; stop_group signals the
-# whole group (wrapper scripts, probes, children). cleanup runs on every exit path.
-GROUPS_STARTED=()
-STARTED_PID=""
+# whole group (wrapper scripts, probes, children). stop_started_groups (crank/lib-process.sh) runs on every exit path.
 agent_pid=""
-
-proc_state() { local s; s="$(cat "/proc/$1/stat" 2>/dev/null)" || return 0; s="${s##*) }"; echo "${s%% *}"; }
-
-# stop_group PID [TIMEOUT_S]: SIGTERM to the group, wait, then SIGKILL what is left; sets STOP_RC.
-STOP_RC=0
-stop_group() {
-  local pid="$1" limit=$(( ${2:-10} * 10 )) i=0 state
-  STOP_RC=0
-  [ -n "$pid" ] || return 0
-  kill -TERM -- "-$pid" 2>/dev/null || true
-  while [ "$i" -lt "$limit" ]; do
-    state="$(proc_state "$pid")"
-    if [ -z "$state" ] || [ "$state" = Z ]; then break; fi
-    sleep 0.1; i=$((i + 1))
-  done
-  if [ "$i" -ge "$limit" ]; then warn "process group $pid ignored SIGTERM for ${2:-10}s; killing it"; fi
-  kill -KILL -- "-$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || STOP_RC=$?
-  local kept=()
-  for g in "${GROUPS_STARTED[@]}"; do [ "$g" = "$pid" ] || kept+=("$g"); done
-  GROUPS_STARTED=("${kept[@]}")
-}
-
-cleanup() {
-  local g
-  for g in "${GROUPS_STARTED[@]}"; do stop_group "$g" 5; done
-}
-trap cleanup EXIT
+# shellcheck source=crank/lib-process.sh
+. "$CRANK_DIR/lib-process.sh"
+trap stop_started_groups EXIT
 trap 'warn "interrupted"; exit 130' INT
 trap 'warn "terminated"; exit 143' TERM
-
-# start_group LOG DIR CMD...: runs CMD in DIR as a new session/process group; sets STARTED_PID.
-start_group() {
-  local log_file="$1" dir="$2"; shift 2
-  # Backgrounded without job control, the subshell is not a group leader, so setsid makes it one in
-  # place and every exec after it keeps the same PID.
-  ( cd "$dir" && exec setsid "$@" ) > "$log_file" 2>&1 < /dev/null &
-  STARTED_PID=$!
-  GROUPS_STARTED+=("$STARTED_PID")
-}
-
-# wait_ready PID LOG TEXT: until TEXT appears in LOG (crank's readyStateText), the process dies, or
-# ready_timeout seconds pass.
-wait_ready() {
-  local pid="$1" log_file="$2" text="$3" deadline state
-  deadline=$(( $(date +%s) + ready_timeout ))
-  while [ "$(date +%s)" -lt "$deadline" ]; do
-    if grep -qF "$text" "$log_file" 2>/dev/null; then return 0; fi
-    state="$(proc_state "$pid")"
-    if [ -z "$state" ] || [ "$state" = Z ]; then
-      warn "process $pid exited before printing '$text'; last lines of $log_file:"
-      tail -n 15 "$log_file" >&2 || true
-      return 1
-    fi
-    sleep 0.1
-  done
-  warn "no '$text' from process $pid within ${ready_timeout}s; last lines of $log_file:"
-  tail -n 15 "$log_file" >&2 || true
-  return 1
-}
-
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # ---------------------------------------------------------------- tools
 need_nginx=0 need_haproxy=0
@@ -567,13 +508,6 @@ proc_block() {
       }
       print "{\"Metadata\":[" meta "],\"Measurements\":[" meas "]}"
     }' ts="$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$samples"
-}
-
-# blocks_of LOG: every #StartJobStatistics ... #EndJobStatistics body in LOG (one JSON value each).
-blocks_of() {
-  awk '/^#EndJobStatistics/ { inside = 0; print body; body = ""; next }
-       inside { body = body $0 "\n" }
-       /^#StartJobStatistics/ { inside = 1; body = "" }' "$1"
 }
 
 # job_json ROLE LOG SAMPLES REQUESTS VARS_JSON OUT: crank JobResult for one service.

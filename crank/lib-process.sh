@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Sourced by crank/run-local.sh and crank/comparisons.sh: the processes of a run without crank (origin, proxy, load
+# job), each started as its own process group so that stopping it stops everything it started (wrapper scripts,
+# probes, children), and the statistics blocks of a load job's log.
+#
+# The sourcing script defines warn MESSAGE (a warning line on stderr) and ready_timeout (seconds wait_ready waits),
+# and calls stop_started_groups on every exit path (trap ... EXIT).
+
+GROUPS_STARTED=()   # the process groups started and not yet stopped
+STARTED_PID=""      # the group start_group started last
+STOP_RC=0           # the exit status stop_group saw
+
+# proc_state PID: the process's state letter (R, S, Z...), nothing when it is gone.
+proc_state() { local s; s="$(cat "/proc/$1/stat" 2>/dev/null)" || return 0; s="${s##*) }"; echo "${s%% *}"; }
+
+# stop_group PID [TIMEOUT_S]: SIGTERM to the group, wait up to TIMEOUT_S (10) seconds, then SIGKILL what is left;
+# sets STOP_RC.
+stop_group() {
+  local pid="$1" limit=$(( ${2:-10} * 10 )) i=0 state g kept=()
+  STOP_RC=0
+  [ -n "$pid" ] || return 0
+  kill -TERM -- "-$pid" 2>/dev/null || true
+  while [ "$i" -lt "$limit" ]; do
+    state="$(proc_state "$pid")"
+    if [ -z "$state" ] || [ "$state" = Z ]; then break; fi
+    sleep 0.1; i=$((i + 1))
+  done
+  if [ "$i" -ge "$limit" ]; then warn "process group $pid ignored SIGTERM for ${2:-10}s; killing it"; fi
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || STOP_RC=$?
+  for g in "${GROUPS_STARTED[@]}"; do [ "$g" = "$pid" ] || kept+=("$g"); done
+  GROUPS_STARTED=("${kept[@]}")
+}
+
+# stop_started_groups: stops every group still running (5 s each before SIGKILL).
+stop_started_groups() {
+  local g
+  for g in "${GROUPS_STARTED[@]}"; do stop_group "$g" 5; done
+}
+
+# start_group LOG DIR CMD...: runs CMD in DIR as a new session/process group; sets STARTED_PID.
+start_group() {
+  local log_file="$1" dir="$2"; shift 2
+  # Backgrounded without job control, the subshell is not a group leader, so setsid makes it one in
+  # place and every exec after it keeps the same PID.
+  ( cd "$dir" && exec setsid "$@" ) > "$log_file" 2>&1 < /dev/null &
+  STARTED_PID=$!
+  GROUPS_STARTED+=("$STARTED_PID")
+}
+
+# wait_ready PID LOG TEXT: until TEXT appears in LOG (crank's readyStateText), the process dies, or
+# ready_timeout seconds pass.
+wait_ready() {
+  local pid="$1" log_file="$2" text="$3" deadline state
+  deadline=$(( $(date +%s) + ready_timeout ))
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    if grep -qF "$text" "$log_file" 2>/dev/null; then return 0; fi
+    state="$(proc_state "$pid")"
+    if [ -z "$state" ] || [ "$state" = Z ]; then
+      warn "process $pid exited before printing '$text'; last lines of $log_file:"
+      tail -n 15 "$log_file" >&2 || true
+      return 1
+    fi
+    sleep 0.1
+  done
+  warn "no '$text' from process $pid within ${ready_timeout}s; last lines of $log_file:"
+  tail -n 15 "$log_file" >&2 || true
+  return 1
+}
+
+# port_busy PORT: true when something accepts connections on 127.0.0.1:PORT.
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# blocks_of LOG: every #StartJobStatistics ... #EndJobStatistics body in LOG (one JSON value each).
+blocks_of() {
+  awk '/^#EndJobStatistics/ { inside = 0; print body; body = ""; next }
+       inside { body = body $0 "\n" }
+       /^#StartJobStatistics/ { inside = 1; body = "" }' "$1"
+}
