@@ -434,9 +434,9 @@ ticks_per_s="$(getconf CLK_TCK)"
 # deltas have their own names (proc/...). steady/* compares the CPU us/request of the window's two
 # halves; the requests of each half come from the request bytes received on the load's port (ss), which
 # grow in proportion to the requests when every request is the same, as in every scenario here.
-# JIT: the time the process spent JIT-compiling in its measured window (its own jit/time-in-window, ms; empty for a
-# process that reports none): a .NET process is steady only when that is at most $steady_jit_share % of its CPU time
-# in the window.
+# JIT: the share of its CPU time the process spent JIT-compiling in its measured window without the window's first and
+# last second (its own jit/interior-share, %; empty for a process that reports none; src/Shared/SampleWindow.cs says
+# why those two seconds are left out): a .NET process is steady only when that is at most $steady_jit_share %.
 proc_block() {
   local role="$1" samples="$2" requests="$3" jit="${4:-}"
   awk -v CONVFMT=%.10g -v role="$role" -v tck="$ticks_per_s" -v req="$requests" -v ncpu="$nproc_n" -v tol="$steady_tolerance" \
@@ -485,7 +485,7 @@ proc_block() {
         h1 = (c[mid] - c[1]) * 1e6 / tck / r1; h2 = (c[last] - c[mid]) * 1e6 / tck / r2
         change = (h2 - h1) / ((h1 + h2) / 2) * 100
         cpu_ok = (change <= tol && change >= -tol) ? 1 : 0
-        jit_share = (jit != "" && cpu_us > 0) ? jit * 1000 / cpu_us * 100 : 0
+        jit_share = (jit != "") ? jit + 0 : 0
         jit_ok = (jit == "" || jit_share <= jitmax) ? 1 : 0
         steady = cpu_ok && jit_ok
         m[++k] = "steady/first-half|Max|Avg|CPU us/request, 1st half|CPU time per request in the first half of the measured window (us)|n2|" h1
@@ -494,7 +494,7 @@ proc_block() {
         m[++k] = "steady/tolerance|Max|Max|Steady tolerance (%)|Largest change between halves that counts as steady|n0|" tol
         m[++k] = "steady/cpu-ok|Max|Min|Halves agree|1 when the change between halves is within the tolerance, else 0|n0|" cpu_ok
         if (jit != "") {
-          m[++k] = "steady/jit-share|Max|Max|JIT share (%)|Time the JIT spent compiling in the window / the process CPU time in the window|n2|" jit_share
+          m[++k] = "steady/jit-share|Max|Max|JIT share (%)|Time the JIT spent compiling / the process CPU time, in the window without its first and last second|n2|" jit_share
           m[++k] = "steady/jit-limit|Max|Max|JIT share limit (%)|Largest JIT share of the window CPU time that counts as steady|n2|" jitmax
           m[++k] = "steady/jit-ok|Max|Min|JIT quiet|1 when the JIT share is within the limit, else 0|n0|" jit_ok
         }
@@ -522,7 +522,7 @@ job_json() {
     fi
   fi
   local jit=""
-  [ ! -s "$blocks" ] || jit="$(jq -s -r '[.[].Measurements[]? | select(.Name == "jit/time-in-window") | .Value] | last // ""' "$blocks")"
+  [ ! -s "$blocks" ] || jit="$(jq -s -r '[.[].Measurements[]? | select(.Name == "jit/interior-share") | .Value] | last // ""' "$blocks")"
   [ -z "$samples" ] || proc_block "$role" "$samples" "$requests" "$jit" >> "$blocks"
   jq -n --slurpfile blocks "$blocks" --argjson vars "$vars" \
     --argjson env "{\"hw\":\"Unspecified\",\"env\":\"Unspecified\",\"os\":\"linux\",\"arch\":\"$(uname -m)\",\"proc\":$nproc_n,\"runner\":\"run-local\"}" \
@@ -712,7 +712,7 @@ run_fallback() {
     | "\($j.load.results["wrk/rps/mean"] // 0 | floor) rps, p50 \($j.load.results["wrk/latency/50"] // "?") ms, p99 \($j.load.results["wrk/latency/99"] // "?") ms, "
       + "\($a["proc/cpu/per-request"] // "?" | if type == "number" then (. * 100 | round / 100) else . end) us CPU/request ('"$([ -n "$app_pid" ] && echo proxy || echo downstream)"'), "
       + "steady: \(if $a["steady/ok"] == null then "n/a" elif $a["steady/ok"] == 1 then "yes" else "NO" end) (halves \($a["steady/first-half"] // "?" | if type == "number" then (. * 10 | round / 10) else . end)/\($a["steady/second-half"] // "?" | if type == "number" then (. * 10 | round / 10) else . end) us, \($a["steady/change"] // "?" | if type == "number" then (. * 10 | round / 10) else . end) %), "
-      + "\(if $a["jit/methods-in-window"] == null then "" else "JIT \($a["jit/methods-in-window"]) methods in the window (\($a["jit/methods/first-half"] // "?")+\($a["jit/methods/second-half"] // "?")), \($a["jit/time-in-window"] // "?") ms = \($a["steady/jit-share"] // "?" | if type == "number" then (. * 100 | round / 100) else . end) % of its CPU, " end)"
+      + "\(if $a["jit/methods-in-window"] == null then "" else "JIT \($a["jit/methods-in-window"]) methods in the window (\($a["jit/methods/first-half"] // "?")+\($a["jit/methods/second-half"] // "?")), \($a["jit/time-in-window"] // "?") ms; JIT \($a["steady/jit-share"] // "?" | if type == "number" then (. * 100 | round / 100) else . end) % of its CPU under the load, " end)"
       + "warm-up \($j.load.results["warmup/seconds"] // "?") s\(if $j.load.results["warmup/capped"] == 1 then " (CAPPED: JIT not quiet)" else "" end), "
       + "bad \($j.load.results["wrk/errors/badresponses"] // "?"), socket errors \($j.load.results["wrk/errors/socketerrors"] // "?")"' "$out")"
   log "$tag: $line"

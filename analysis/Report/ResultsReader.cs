@@ -261,11 +261,13 @@ internal static partial class ResultsReader
         {
             return new Steadiness(a, b, tolerance, jit, r.FirstNumber("steady/jit-share"), jitLimit);
         }
-        // Under crank, LLRP's own halves (its statsWindow split in two), and its JIT time over its own window's CPU time.
+        // Under crank, LLRP's own halves (its statsWindow split in two) and its own JIT share (its window without the
+        // first and last interval; a report from an older build: JIT time over the whole window's CPU time).
         if (r.FirstNumber("llrp/cpu-per-request/first-half") is { } c && r.FirstNumber("llrp/cpu-per-request/second-half") is { } d && c > 0 && d > 0)
         {
             var cpuUs = r.FirstNumber("llrp/cpu-per-request") * r.FirstNumber("llrp/requests");
-            var share = r.FirstNumber("jit/time-in-window") is { } ms && cpuUs is > 0 ? ms * 1000 / cpuUs * 100 : null;
+            var share = r.FirstNumber("jit/interior-share")
+                ?? (r.FirstNumber("jit/time-in-window") is { } ms && cpuUs is > 0 ? ms * 1000 / cpuUs * 100 : null);
             return new Steadiness(c, d, tolerance, jit, share, jitLimit);
         }
         return null;

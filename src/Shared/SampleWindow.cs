@@ -61,4 +61,17 @@ internal static class SampleWindow
         }
         return true;
     }
+
+    /// <summary>
+    /// The window without its first and last interval, for the JIT part of the steadiness check: those are the
+    /// intervals in which the load generator opens and closes its connections, and each run's open and close paths
+    /// (accept, pipe set-up, connection-reset handling) climb one JIT tier per run however long the warm-up; under the
+    /// load itself the JIT is quiet (per-second method counts, docs/methodology.md "The steadiness check"). A window
+    /// of fewer than three intervals is its own interior.
+    /// </summary>
+    public static (int From, int To) Interior(int start, int end) => end - start >= 3 ? (start + 1, end - 1) : (start, end);
+
+    /// <summary>JIT time as a percentage of the process CPU time between two samples; NaN when no CPU time passed.</summary>
+    public static double JitSharePercent(TimeSpan jitFrom, TimeSpan jitTo, TimeSpan cpuFrom, TimeSpan cpuTo) =>
+        cpuTo > cpuFrom ? (jitTo - jitFrom) / (cpuTo - cpuFrom) * 100 : double.NaN;
 }

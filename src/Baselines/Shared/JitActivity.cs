@@ -6,7 +6,8 @@ namespace LLRP.Baselines;
 /// <summary>
 /// The baselines' JIT activity over the measured window, printed as crank's stdout statistics block
 /// (#StartJobStatistics ... #EndJobStatistics) every statsInterval and at shutdown, under the names LLRP's own
-/// report uses (jit/methods, jit/methods-in-window, jit/methods/first-half, jit/methods/second-half, jit/time-in-window),
+/// report uses (jit/methods, jit/methods-in-window, jit/methods/first-half, jit/methods/second-half, jit/time-in-window,
+/// jit/interior-share),
 /// so that a runner can tell a window measured while tiered compilation was still replacing code from a steady one.
 /// </summary>
 /// <remarks>
@@ -115,7 +116,7 @@ internal sealed class JitActivity : IDisposable
                     _samples.RemoveAt(0);
                 }
             }
-            var (inWindow, firstHalf, secondHalf, jitMs, seconds) = Window();
+            var (inWindow, firstHalf, secondHalf, jitMs, interiorShare, seconds) = Window();
             var now = DateTime.UtcNow.ToString("o", CultureInfo.InvariantCulture);
             string Meta(string name, string aggregate, string shortDescription, string longDescription, string format = "n0") =>
                 $"{{\"Source\":\"baseline\",\"Name\":\"{name}\",\"Aggregate\":\"{aggregate}\",\"Reduce\":\"Max\",\"ShortDescription\":\"{shortDescription}\",\"LongDescription\":\"{longDescription}\",\"Format\":\"{format}\"}}";
@@ -127,11 +128,13 @@ internal sealed class JitActivity : IDisposable
                 Meta("jit/methods/first-half", "Last", "JIT methods, 1st half", "Methods the JIT compiled in the first half of the window") + "," +
                 Meta("jit/methods/second-half", "Last", "JIT methods, 2nd half", "Methods the JIT compiled in the second half of the window") + "," +
                 Meta("jit/time-in-window", "Last", "JIT time (window, ms)", "Time the JIT spent compiling in the measured window (ms, all threads)", "n1") + "," +
+                Meta("jit/interior-share", "Last", "JIT share, interior (%)", "JIT time / process CPU time in the window without its first and last interval (%)", "n2") + "," +
                 Meta("jit/window", "Last", "JIT window (s)", "Seconds the JIT window covers") +
                 "],\"Measurements\":[" +
                 Measure("jit/methods", _samples[^1].Methods) + "," + Measure("jit/methods-in-window", inWindow) + "," +
                 Measure("jit/methods/first-half", firstHalf) + "," + Measure("jit/methods/second-half", secondHalf) + "," +
                 Measure("jit/time-in-window", jitMs) + "," +
+                Measure("jit/interior-share", double.IsFinite(interiorShare) ? interiorShare : 0) + "," +
                 Measure("jit/window", seconds) +
                 "]}\n#EndJobStatistics\n";
         }
@@ -141,15 +144,17 @@ internal sealed class JitActivity : IDisposable
     /// Methods compiled in the window and its two halves, and the JIT's time in the window (Shared/SampleWindow.cs says
     /// where they lie).
     /// </summary>
-    private (long InWindow, long FirstHalf, long SecondHalf, double JitMilliseconds, double Seconds) Window()
+    private (long InWindow, long FirstHalf, long SecondHalf, double JitMilliseconds, double InteriorSharePercent, double Seconds) Window()
     {
         if (!SampleWindow.TryFind(_samples.Count, i => _samples[i].At, i => Busy(_samples[i - 1], _samples[i]), _window,
             out var start, out var mid, out var end))
         {
             return default;
         }
+        var (from, to) = SampleWindow.Interior(start, end);
         return (_samples[end].Methods - _samples[start].Methods, _samples[mid].Methods - _samples[start].Methods,
             _samples[end].Methods - _samples[mid].Methods, (_samples[end].JitTime - _samples[start].JitTime).TotalMilliseconds,
+            SampleWindow.JitSharePercent(_samples[from].JitTime, _samples[to].JitTime, _samples[from].Cpu, _samples[to].Cpu),
             (_samples[end].At - _samples[start].At).TotalSeconds);
     }
 

@@ -101,7 +101,8 @@ internal sealed class SelfReport : IDisposable
         Meta(sb, "jit/methods-in-window", "Last", "Max", "JIT methods (window)", "Methods the JIT compiled in the measured window", "n0").Append(',');
         Meta(sb, "jit/methods/first-half", "Last", "Max", "JIT methods, 1st half", "Methods the JIT compiled in the first half of the window", "n0").Append(',');
         Meta(sb, "jit/methods/second-half", "Last", "Max", "JIT methods, 2nd half", "Methods the JIT compiled in the second half of the window", "n0").Append(',');
-        Meta(sb, "jit/time-in-window", "Last", "Max", "JIT time (window, ms)", "Time the JIT spent compiling in the measured window (ms, all threads)", "n1");
+        Meta(sb, "jit/time-in-window", "Last", "Max", "JIT time (window, ms)", "Time the JIT spent compiling in the measured window (ms, all threads)", "n1").Append(',');
+        Meta(sb, "jit/interior-share", "Last", "Max", "JIT share, interior (%)", "JIT time / process CPU time in the window without its first and last interval (%)", "n2");
         sb.Append("],\"Measurements\":[");
         Measure(sb, now, "llrp/requests", w.Requests).Append(',');
         Measure(sb, now, "llrp/requests/total", _server.Requests).Append(',');
@@ -115,7 +116,8 @@ internal sealed class SelfReport : IDisposable
         Measure(sb, now, "jit/methods-in-window", w.JitMethods).Append(',');
         Measure(sb, now, "jit/methods/first-half", w.FirstHalfJitMethods).Append(',');
         Measure(sb, now, "jit/methods/second-half", w.SecondHalfJitMethods).Append(',');
-        Measure(sb, now, "jit/time-in-window", w.JitMilliseconds);
+        Measure(sb, now, "jit/time-in-window", w.JitMilliseconds).Append(',');
+        Measure(sb, now, "jit/interior-share", w.JitInteriorSharePercent);
         return sb.Append("]}\n#EndJobStatistics\n").ToString();
     }
 
@@ -136,9 +138,9 @@ internal readonly record struct Sample(TimeSpan At, long Requests, long Allocate
 internal readonly record struct WindowFigures(
     double Seconds, long Requests, double AllocatedPerRequest, double CpuUsPerRequest,
     double FirstHalfCpuUsPerRequest, double SecondHalfCpuUsPerRequest,
-    long JitMethods, long FirstHalfJitMethods, long SecondHalfJitMethods, double JitMilliseconds)
+    long JitMethods, long FirstHalfJitMethods, long SecondHalfJitMethods, double JitMilliseconds, double JitInteriorSharePercent)
 {
-    public static WindowFigures Between(Sample from, Sample mid, Sample to) => new(
+    public static WindowFigures Between(Sample from, Sample mid, Sample to, Sample interiorFrom, Sample interiorTo) => new(
         (to.At - from.At).TotalSeconds,
         to.Requests - from.Requests,
         PerRequest(to.AllocatedBytes - from.AllocatedBytes, to.Requests - from.Requests),
@@ -146,7 +148,8 @@ internal readonly record struct WindowFigures(
         PerRequest((mid.Cpu - from.Cpu).Ticks / (double)TimeSpan.TicksPerMicrosecond, mid.Requests - from.Requests),
         PerRequest((to.Cpu - mid.Cpu).Ticks / (double)TimeSpan.TicksPerMicrosecond, to.Requests - mid.Requests),
         to.JitMethods - from.JitMethods, mid.JitMethods - from.JitMethods, to.JitMethods - mid.JitMethods,
-        (to.JitTime - from.JitTime).TotalMilliseconds);
+        (to.JitTime - from.JitTime).TotalMilliseconds,
+        SampleWindow.JitSharePercent(interiorFrom.JitTime, interiorTo.JitTime, interiorFrom.Cpu, interiorTo.Cpu));
 
     private static double PerRequest(double amount, long requests) => requests > 0 ? amount / requests : double.NaN;
 }
@@ -181,6 +184,7 @@ internal sealed class WindowSampler(TimeSpan window, int capacity)
         {
             return default;
         }
-        return WindowFigures.Between(_samples[start], _samples[mid], _samples[end]);
+        var (from, to) = SampleWindow.Interior(start, end);
+        return WindowFigures.Between(_samples[start], _samples[mid], _samples[end], _samples[from], _samples[to]);
     }
 }
