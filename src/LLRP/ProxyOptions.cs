@@ -56,7 +56,7 @@ public sealed class ProxyOptions
         new("shutdownTimeout", "30", "seconds a stop (SIGTERM, Ctrl+C) waits for exchanges in flight before aborting them (HostOptions.ShutdownTimeout's default)"),
         new("downstreamShareAfter", "1", "llhttp without shareClients: seconds a client connection stays idle before its downstream connection goes to the shared idle pool (at most 1,024 per downstream)"),
         new("idleTrimAfter", "5", "seconds without connections, requests or exchanges in flight after which the proxy gives back the buffers and heap a burst left (at most once per 16 MiB allocated); 0 is off"),
-        new("inlineScheduling", "false", "run each exchange on the socket engine's epoll thread (Kestrel UnsafePreferInlineScheduling + inline socket completions); unsafe with blocking code"),
+        new("inlineScheduling", "true", "run each exchange on the socket engine's epoll thread (Kestrel UnsafePreferInlineScheduling + inline socket completions); unsafe with blocking code"),
         new("statsInterval", "0", "print crank statistics every N seconds; 0 is off"),
         new("statsWindow", "0", "statistics cover the last N seconds that ended with requests served; 0: since the first request"),
     ];
@@ -144,10 +144,13 @@ public sealed class ProxyOptions
     // connections per worker the same way).
     public TimeSpan DownstreamShareAfter { get; init; } = TimeSpan.FromSeconds(1);
 
-    // Off by default, as in Kestrel and the runtime: inline scheduling runs Kestrel's pipe callbacks and every socket
-    // completion of the process on the socket engine's epoll thread, so one exchange that blocks stalls every connection
-    // that thread serves. Hosting/ProxyHost.cs says what it sets and why both halves go together.
-    public bool InlineScheduling { get; init; }
+    // On by default, unlike Kestrel and the runtime: inline scheduling runs Kestrel's pipe callbacks and every socket
+    // completion of the process on the socket engine's epoll threads (one per core), which saves the thread-pool hop
+    // of every read: 20-30 % less CPU per request for llhttp in two interleaved A/Bs on the 2-core box
+    // (analysis/results/20261123-inline-ab, 20261123-1143-inline-settle). Its risk is that one exchange that blocks
+    // stalls every connection its thread serves; nothing on LLRP's request path blocks (its I/O is asynchronous and its
+    // logging queued). Hosting/InlineSocketCompletions.cs says what it sets and why both halves go together.
+    public bool InlineScheduling { get; init; } = true;
 
     // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
     public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
@@ -208,7 +211,7 @@ public sealed class ProxyOptions
             ShutdownTimeout = Seconds(config, "shutdownTimeout", 30),
             DownstreamShareAfter = Seconds(config, "downstreamShareAfter", 1, allowZero: true),
             IdleTrimAfter = Seconds(config, "idleTrimAfter", 5, allowZero: true),
-            InlineScheduling = Bool(config, "inlineScheduling", false),
+            InlineScheduling = Bool(config, "inlineScheduling", true),
             StatsInterval = Seconds(config, "statsInterval", 0, allowZero: true),
             StatsWindow = Seconds(config, "statsWindow", 0, allowZero: true),
         };
