@@ -56,7 +56,7 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
         {
             request.Content = new BodyContent(connection, head.Framing == BodyFraming.ContentLength ? head.ContentLength : null);
             request.Headers.TransferEncodingChunked = head.Framing == BodyFraming.Chunked;
-            ExpectContinueForLargeBody(request.Headers, head);
+            ExpectContinueForLargeOrChunkedBody(request.Headers, head);
         }
 
         var headers = request.Headers;

@@ -32,7 +32,7 @@ internal sealed class HttpContextForwarder(DownstreamClients clients, Downstream
             using var request = CreateRequest(context);
             if (request.Content is not null)
             {
-                ExpectContinueForLargeBody(request.Headers, connection.Head);
+                ExpectContinueForLargeOrChunkedBody(request.Headers, connection.Head);
             }
             using var response = await SendAsync(request, aborted);
 

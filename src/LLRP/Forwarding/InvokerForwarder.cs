@@ -194,22 +194,26 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
     /// it, so SocketsHttpHandler's send completes and an early answer is read after it; only a larger one can be held up
     /// by an origin that answers without reading it.
     /// </summary>
-    internal const long ExpectContinueMinimumBodySize = 1024 * 1024;
+    internal const long ExpectContinueMinimumContentLength = 1024 * 1024;
 
     /// <summary>
-    /// Asks the downstream for "100 (Continue)" before a body of at least <see cref="ExpectContinueMinimumBodySize"/>
-    /// bytes (RFC 9110 §10.1.1). Without the expectation SocketsHttpHandler sends the whole body before it reads a byte
-    /// of the response (HttpConnection.SendAsync), so an origin that refuses the body early (413, 401) and stops reading
-    /// it would hold the exchange until downstreamResponseTimeout; with it, a final status before 100 comes back at
-    /// once, the body is not sent, and the handler closes that downstream connection. The cost is one round trip per
-    /// such body, or SocketsHttpHandler's Expect100ContinueTimeout (1 s) with an origin that never sends 100. This is the
-    /// proxy's own expectation: the client's "Expect" is answered by the proxy and never forwarded. A chunked body
-    /// (its size unknown until it ends) and a smaller one are sent without it, so smaller and chunked uploads do not pay
-    /// the round trip; an early refusal of a chunked upload then depends on the origin reading the rest.
+    /// Asks the downstream for "100 (Continue)" before a chunked body, whose size is unknown until it ends, and before a
+    /// body whose Content-Length is at least <see cref="ExpectContinueMinimumContentLength"/> (RFC 9110 §10.1.1).
+    /// Without the expectation SocketsHttpHandler sends the whole body before it reads a byte of the response
+    /// (HttpConnection.SendAsync), so an origin that refuses the body early (413, 401) and stops reading it would hold
+    /// the exchange until downstreamResponseTimeout, or make the send fail (502) when it closes under the body; with it,
+    /// a final status before 100 comes back at once, the body is not sent, and the handler closes that downstream
+    /// connection. The cost is one round trip per chunked upload and per such Content-Length body, or, with an origin
+    /// that never sends 100, SocketsHttpHandler's Expect100ContinueTimeout, after which the body is sent anyway:
+    /// DownstreamClients.CreateInvoker does not set it, so it is the handler's default of 1 s
+    /// (HttpHandlerDefaults.DefaultExpect100ContinueTimeout in System.Net.Http). This is the proxy's own expectation:
+    /// the client's "Expect" is answered by the proxy and never forwarded. A smaller Content-Length body is sent without
+    /// it, so small uploads of a known size do not pay the round trip.
     /// </summary>
-    protected static void ExpectContinueForLargeBody(HttpRequestHeaders headers, RequestHead head)
+    protected static void ExpectContinueForLargeOrChunkedBody(HttpRequestHeaders headers, RequestHead head)
     {
-        if (head.Framing == BodyFraming.ContentLength && head.ContentLength >= ExpectContinueMinimumBodySize)
+        if (head.Framing == BodyFraming.Chunked ||
+            (head.Framing == BodyFraming.ContentLength && head.ContentLength >= ExpectContinueMinimumContentLength))
         {
             headers.ExpectContinue = true;
         }

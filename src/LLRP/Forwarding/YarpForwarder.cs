@@ -116,7 +116,7 @@ internal sealed class YarpForwarder : InvokerForwarder
             context.AddProxyFields(headers);
             if (proxyRequest.Content is not null)
             {
-                ExpectContinueForLargeBody(headers, Head);
+                ExpectContinueForLargeOrChunkedBody(headers, Head);
             }
         }
 

@@ -173,12 +173,12 @@ public sealed class ExpectedForward
         var actualFields = actual.Headers.Where(h => !generated.Contains(h.Key, StringComparer.OrdinalIgnoreCase))
             .GroupBy(h => h.Key, StringComparer.OrdinalIgnoreCase)
             .ToDictionary(g => g.Key, g => string.Join(", ", g.Select(h => h.Value)), StringComparer.OrdinalIgnoreCase);
-        if (variant.ExpectsContinueForLargeBodies && ClientFraming == Framing.ContentLength &&
-            Body.Length >= LLRP.Forwarding.InvokerForwarder.ExpectContinueMinimumBodySize)
+        if (variant.ExpectsContinueForLargeOrChunkedBodies && (ClientFraming == Framing.Chunked ||
+            (ClientFraming == Framing.ContentLength && Body.Length >= LLRP.Forwarding.InvokerForwarder.ExpectContinueMinimumContentLength)))
         {
             // The variant's own expectation, not the client's (which is never forwarded): exactly this value.
             Assert.True(actualFields.Remove("Expect", out var expect) && expect == "100-continue",
-                $"a {Body.Length}-byte body must be forwarded with the variant's own 'Expect: 100-continue'{context}");
+                $"a {Body.Length}-byte {ClientFraming} body must be forwarded with the variant's own 'Expect: 100-continue'{context}");
         }
         var expectedFields = Fields.GroupBy(h => h.Key, StringComparer.OrdinalIgnoreCase)
             .ToDictionary(g => g.Key, g => string.Join(", ", g.Select(h => h.Value)), StringComparer.OrdinalIgnoreCase);

@@ -255,6 +255,13 @@ public sealed class RecordingDownstream : IAsyncDisposable
             _midRequest[id] = request.RequestLine;
         }
 
+        // RFC 9110 §10.1.1: asked for 100 (Continue), an origin that will read the body says so first, as Kestrel does;
+        // the HttpMessageInvoker variants' own expectation then waits for no Expect100ContinueTimeout here.
+        if (request.Values("Expect").Any(v => v.Equals("100-continue", StringComparison.OrdinalIgnoreCase)))
+        {
+            await stream.WriteAsync("HTTP/1.1 100 Continue\r\n\r\n"u8.ToArray(), ct);
+        }
+
         var (complete, canContinue) = await ReadBodyAsync(reader, request, ct);
         if (!complete)
         {

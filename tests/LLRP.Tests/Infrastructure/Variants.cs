@@ -6,21 +6,22 @@ namespace LLRP.Tests.Infrastructure;
 /// HttpClient chooses its own framing, so for it only "exactly one framing and identical body bytes" is asserted.
 /// <paramref name="RelaysInterim"/> and <paramref name="SupportsAsteriskForm"/> name the known differences of clients
 /// that cannot do either (HttpClient): the tests then assert the documented behaviour instead.
-/// <paramref name="ExpectsContinueForLargeBodies"/>: the variant adds its own "Expect: 100-continue" to a forwarded
-/// Content-Length body of InvokerForwarder.ExpectContinueMinimumBodySize or more (docs/known-differences.md).
+/// <paramref name="ExpectsContinueForLargeOrChunkedBodies"/>: the variant adds its own "Expect: 100-continue" to a
+/// forwarded chunked body and to a Content-Length body of InvokerForwarder.ExpectContinueMinimumContentLength or more
+/// (docs/known-differences.md).
 /// </summary>
 public sealed record Variant(string Name, bool CanonicalFraming, bool RelaysInterim = true, bool SupportsAsteriskForm = true,
-    bool ExpectsContinueForLargeBodies = false);
+    bool ExpectsContinueForLargeOrChunkedBodies = false);
 
 public static class Variants
 {
     /// <summary>Every variant the suite runs against. Adding one is one line here.</summary>
     public static readonly IReadOnlyList<Variant> All =
     [
-        new("httpclient", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false, ExpectsContinueForLargeBodies: true),
+        new("httpclient", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false, ExpectsContinueForLargeOrChunkedBodies: true),
         new("llhttp", CanonicalFraming: true),
-        new("httpclient-httpcontext", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false, ExpectsContinueForLargeBodies: true),
-        new("yarp", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false, ExpectsContinueForLargeBodies: true),
+        new("httpclient-httpcontext", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false, ExpectsContinueForLargeOrChunkedBodies: true),
+        new("yarp", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false, ExpectsContinueForLargeOrChunkedBodies: true),
     ];
 
     public static Variant Get(string name) => All.Single(v => v.Name == name);
