@@ -28,6 +28,9 @@ internal sealed class SelfReport : IDisposable
     private readonly ProxyServer _server;
     private readonly Timer? _timer;
     private readonly WindowSampler _sampler;
+    // The block's text, reused under the sampler's lock (a block is about 4,300 characters).
+    private readonly StringBuilder _text = new(8 * 1024);
+    private static readonly string s_blockStart = BlockStart();
 
     public SelfReport(ProxyServer server, TimeSpan interval)
     {
@@ -47,14 +50,13 @@ internal sealed class SelfReport : IDisposable
 
     private void Tick()
     {
-        string block;
         lock (_sampler)
         {
-            // Printed every interval, with or without new requests: a reader sees the proxy is alive and idle.
+            // Printed every interval, with or without new requests: a reader sees the proxy is alive and idle. Written
+            // from the reused builder under the lock, so a tick allocates next to nothing.
             _sampler.Add(Now());
-            block = Block(_sampler.Window());
+            WriteBlock(_text, Console.Out, _sampler.Window(), _server.Requests, _server.Rejected);
         }
-        Console.Out.Write(block);
     }
 
     /// <summary>Takes a last sample and returns one readable line for the shutdown log.</summary>
@@ -79,13 +81,48 @@ internal sealed class SelfReport : IDisposable
     {
         lock (_sampler)
         {
-            return Block(_sampler.Window());
+            AppendBlock(_text.Clear(), _sampler.Window(), _server.Requests, _server.Rejected);
+            return _text.ToString();
         }
     }
 
-    private string Block(WindowFigures w)
+    /// <summary>
+    /// Writes the block of <paramref name="w"/> through <paramref name="text"/>, which is reused: the process this block
+    /// reports on includes the reporter, and a block built afresh cost about 17 KB, about 1 B per request at
+    /// statsInterval 1 and 20,000 requests a second.
+    /// </summary>
+    internal static void WriteBlock(StringBuilder text, TextWriter writer, WindowFigures w, long totalRequests, long rejected)
     {
-        var now = DateTime.UtcNow.ToString("o", CultureInfo.InvariantCulture);
+        AppendBlock(text.Clear(), w, totalRequests, rejected);
+        writer.Write(text);
+    }
+
+    private static void AppendBlock(StringBuilder sb, WindowFigures w, long totalRequests, long rejected)
+    {
+        Span<char> now = stackalloc char[40];
+        DateTime.UtcNow.TryFormat(now, out var length, "o", CultureInfo.InvariantCulture);
+        now = now[..length];
+        sb.Append(s_blockStart);
+        Measure(sb, now, "llrp/requests", w.Requests).Append(',');
+        Measure(sb, now, "llrp/requests/total", totalRequests).Append(',');
+        Measure(sb, now, "llrp/rejected", rejected).Append(',');
+        Measure(sb, now, "llrp/allocated-per-request", w.AllocatedPerRequest).Append(',');
+        Measure(sb, now, "llrp/cpu-per-request", w.CpuUsPerRequest).Append(',');
+        Measure(sb, now, "llrp/cpu-per-request/first-half", w.FirstHalfCpuUsPerRequest).Append(',');
+        Measure(sb, now, "llrp/cpu-per-request/second-half", w.SecondHalfCpuUsPerRequest).Append(',');
+        Measure(sb, now, "llrp/window", w.Seconds).Append(',');
+        Measure(sb, now, "jit/methods", System.Runtime.JitInfo.GetCompiledMethodCount(currentThread: false)).Append(',');
+        Measure(sb, now, "jit/methods-in-window", w.JitMethods).Append(',');
+        Measure(sb, now, "jit/methods/first-half", w.FirstHalfJitMethods).Append(',');
+        Measure(sb, now, "jit/methods/second-half", w.SecondHalfJitMethods).Append(',');
+        Measure(sb, now, "jit/time-in-window", w.JitMilliseconds).Append(',');
+        Measure(sb, now, "jit/interior-share", w.JitInteriorSharePercent);
+        sb.Append("]}\n#EndJobStatistics\n");
+    }
+
+    // Everything before the measurements never changes: built once.
+    private static string BlockStart()
+    {
         var sb = new StringBuilder("#StartJobStatistics\n{\"Metadata\":[");
         // Aggregate Last: the last block describes the window (it no longer moves once the load stops).
         // Reduce: counts add up over several proxies, per-request figures average.
@@ -103,29 +140,14 @@ internal sealed class SelfReport : IDisposable
         Meta(sb, "jit/methods/second-half", "Last", "Max", "JIT methods, 2nd half", "Methods the JIT compiled in the second half of the window", "n0").Append(',');
         Meta(sb, "jit/time-in-window", "Last", "Max", "JIT time (window, ms)", "Time the JIT spent compiling in the measured window (ms, all threads)", "n1").Append(',');
         Meta(sb, "jit/interior-share", "Last", "Max", "JIT share, interior (%)", "JIT time / process CPU time in the window without its first and last interval (%)", "n2");
-        sb.Append("],\"Measurements\":[");
-        Measure(sb, now, "llrp/requests", w.Requests).Append(',');
-        Measure(sb, now, "llrp/requests/total", _server.Requests).Append(',');
-        Measure(sb, now, "llrp/rejected", _server.Rejected).Append(',');
-        Measure(sb, now, "llrp/allocated-per-request", w.AllocatedPerRequest).Append(',');
-        Measure(sb, now, "llrp/cpu-per-request", w.CpuUsPerRequest).Append(',');
-        Measure(sb, now, "llrp/cpu-per-request/first-half", w.FirstHalfCpuUsPerRequest).Append(',');
-        Measure(sb, now, "llrp/cpu-per-request/second-half", w.SecondHalfCpuUsPerRequest).Append(',');
-        Measure(sb, now, "llrp/window", w.Seconds).Append(',');
-        Measure(sb, now, "jit/methods", System.Runtime.JitInfo.GetCompiledMethodCount(currentThread: false)).Append(',');
-        Measure(sb, now, "jit/methods-in-window", w.JitMethods).Append(',');
-        Measure(sb, now, "jit/methods/first-half", w.FirstHalfJitMethods).Append(',');
-        Measure(sb, now, "jit/methods/second-half", w.SecondHalfJitMethods).Append(',');
-        Measure(sb, now, "jit/time-in-window", w.JitMilliseconds).Append(',');
-        Measure(sb, now, "jit/interior-share", w.JitInteriorSharePercent);
-        return sb.Append("]}\n#EndJobStatistics\n").ToString();
+        return sb.Append("],\"Measurements\":[").ToString();
     }
 
     private static StringBuilder Meta(StringBuilder sb, string name, string aggregate, string reduce, string shortDescription, string longDescription, string format) =>
         sb.Append(CultureInfo.InvariantCulture,
             $"{{\"Source\":\"llrp\",\"Name\":\"{name}\",\"Aggregate\":\"{aggregate}\",\"Reduce\":\"{reduce}\",\"ShortDescription\":\"{shortDescription}\",\"LongDescription\":\"{longDescription}\",\"Format\":\"{format}\"}}");
 
-    private static StringBuilder Measure(StringBuilder sb, string timestamp, string name, double value) =>
+    private static StringBuilder Measure(StringBuilder sb, ReadOnlySpan<char> timestamp, string name, double value) =>
         sb.Append(CultureInfo.InvariantCulture, $"{{\"Timestamp\":\"{timestamp}\",\"Name\":\"{name}\",\"Value\":{(double.IsFinite(value) ? value : 0):0.###}}}");
 
     public void Dispose() => _timer?.Dispose();
