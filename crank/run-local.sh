@@ -293,8 +293,10 @@ log "expected run time: ~$(( (expected_s + 59) / 60 )) min when every run is ste
 
 # ---------------------------------------------------------------- run metadata
 git_head="$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
-# A whole status (not piped into head: pipefail would turn its SIGPIPE into a failure).
-git_dirty=0; [ -z "$(git -C "$ROOT" status --porcelain 2>/dev/null)" ] || git_dirty=1
+# A whole status (not piped into head: pipefail would turn its SIGPIPE into a failure), leaving out analysis/results/:
+# results folders hold no code a run builds, and a sitting (analysis/sweep.sh) writes its own output folder there
+# before each of its run-local.sh invocations.
+git_dirty=0; [ -z "$(git -C "$ROOT" status --porcelain -- . ':(exclude)analysis/results' 2>/dev/null)" ] || git_dirty=1
 cpu_model="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 dotnet_version="$(dotnet --version 2>/dev/null || echo none)"
 wrk_version="$(wrk -v 2>&1 | head -n 1 || true)"
