@@ -25,7 +25,7 @@
 #   --steady-tolerance P   largest change of the proxy's CPU us/request between the two halves of the
 #                   measured window for a run to count as steady, in percent (default 15)
 #   --steady-jit-share P   largest share of a .NET proxy's CPU time in the measured window that its JIT may
-#                   spend compiling for the run to count as steady, in percent (default 1)
+#                   spend compiling for the run to count as steady, in percent (default 5)
 #   --steady-retries N     run an unsteady run again, at most N more times (default 2); every attempt is
 #                   logged and counted, the last one is kept
 #   --fallback      do not use crank even if it is installed
@@ -58,11 +58,15 @@ json_dir="" pin=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8
 ready_timeout=60
 # The steadiness criterion (docs/methodology.md, "The steadiness check"). 15 %: nginx, HAProxy and direct (no
 # JIT) had halves within 15 % in 16 of 18 runs of the 2026-11-23 sitting on the shared 2-core box, within 10 % in
-# 14; a variant still replacing tier-0 code differs by 15-50 %. 1 % of the window's CPU time spent compiling: what
-# the JIT costs then cannot move CPU us/request by more than 1 %, a fifteenth of the halves' tolerance, while a proxy
-# still tiering its request path spends several percent there (docs/methodology.md, "The steadiness check").
+# 14; a variant still replacing tier-0 code differs by 15-50 %. 5 % of the window's CPU time spent compiling: what
+# the JIT costs then cannot move CPU us/request by more than 5 %, a third of the halves' tolerance, while a proxy
+# still tiering its request path spends 18 % there (llrp-httpclient's first 10 s of load). What still compiles after
+# 25 s is timer-driven code, not the request path (Kestrel's heartbeat, HttpClient's pool scavenging, thread-pool
+# hill climbing, the per-second report), and the compile time is wall time that a busy box stretches: in the sitting
+# of 2026-11-24 that put 1-4.4 % into windows whose CPU us/request halves agreed (docs/methodology.md, "The steadiness
+# check"; analysis/results/20261125-late-jit).
 # 2 retries: with about one run in eight noisy on that box, three noisy attempts in a row are rare (~0.2 %).
-steady_tolerance=15 steady_jit_share=1 steady_retries=2 report=1
+steady_tolerance=15 steady_jit_share=5 steady_retries=2 report=1
 # Adaptive warm-up of the .NET scenarios: the JIT counts as quiet at 2 methods or fewer in 3 s; 60 s caps it at
 # three times the 20 s the slowest variant (full YARP) needed on the shared 2-core box (docs/methodology.md,
 # "Warm-up").

@@ -324,7 +324,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         _md.AppendLine("- Allocated B/request: the proxy's own `llrp/allocated-per-request`: GC.GetTotalAllocatedBytes of the whole process over the measured window (its statsWindow, to one second) / the requests it completed in that window. " +
             "`not reported` for a .NET variant whose process prints no such measurement.");
         _md.AppendLine("- Steady: the proxy's CPU µs/request in the first and the second half of the measured window agree within the tolerance (`steady/*`, default ±15 % of their mean) " +
-            "and a .NET proxy spent at most the limit of its CPU time JIT-compiling under the load (`steady/jit-share` = JIT time / CPU time in the window without its first and last second, when wrk connects and disconnects; default 1 %); `a/b` = runs that passed / runs checked. " +
+            "and a .NET proxy spent at most the limit of its CPU time JIT-compiling under the load (`steady/jit-share` = JIT time / CPU time in the window without its first and last second, when wrk connects and disconnects; default 5 %); `a/b` = runs that passed / runs checked. " +
             "run-local.sh runs an unsteady run again (default up to 2 retries) and keeps the last attempt; retries = those extra attempts over the rounds.");
         _md.AppendLine("- Working set: the highest 1 s VmRSS sample in the measured window (`benchmarks/working-set`, crank's meaning); peak WS: VmHWM, largest over rounds. For `direct` these are the origin's.");
         _md.AppendLine("- Little's law: connections / mean latency / RPS; about 1 for closed-loop wrk. Far from 1 means wrk itself was the bottleneck or the run was disturbed.");

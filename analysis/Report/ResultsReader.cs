@@ -217,7 +217,7 @@ internal static partial class ResultsReader
     /// Percent of the window's CPU time the JIT may spend compiling in a steady run, when a file does not state it
     /// (run-local.sh's default).
     /// </summary>
-    public const double DefaultSteadyJitShare = 1;
+    public const double DefaultSteadyJitShare = 5;
 
     private static ProcessFigures ReadProcess(JsonElement? r, double? rps, int? processors)
     {
