@@ -372,6 +372,11 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
                 $"**Not steady** after {r.Attempts} attempt(s): `{Path.GetRelativePath(resultsDir, r.File)}` ({r.Scenario}, round {r.Round}): CPU µs/request {st.FirstHalf:F1} in the first half of the measured window, {st.SecondHalf:F1} in the second ({st.ChangePercent:+0.0;-0.0} %, tolerance ±{st.TolerancePercent:F0} %){jit}.") +
                 (r.AttemptHistory is { Length: > 0 } h ? $" Attempts: {Format.Inline(h)}." : ""));
         }
+        foreach (var r in runs.Where(r => r.Attempts > 1 && (r.Proxy ?? r.Downstream)?.Steady is not { Ok: false }))
+        {
+            _missing.Add($"Run again until steady: `{Path.GetRelativePath(resultsDir, r.File)}` ({r.Scenario}, round {r.Round}) is attempt {r.Attempts}" +
+                (r.AttemptHistory is { Length: > 0 } h ? $"; attempts: {Format.Inline(h)}." : "."));
+        }
         foreach (var r in runs.Where(r => r.WarmupCapped))
         {
             _missing.Add(string.Create(CultureInfo.InvariantCulture,

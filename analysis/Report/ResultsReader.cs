@@ -27,8 +27,12 @@ internal static partial class ResultsReader
         var metas = new List<RunMeta>();
         var ignored = new List<string>();
         var metaByDir = new Dictionary<string, JsonElement?>(StringComparer.Ordinal);
+        // run-local.sh keeps each run's logs, and the earlier attempts of a run it ran again because it was unsteady
+        // (logs/<scenario>.r<round>.a<attempt>.json), under logs/; the run it kept is beside logs/ and carries every
+        // attempt's verdict (steadyHistory), so nothing under a logs/ folder is a result.
         var files = Directory.EnumerateFiles(directory, "*.json", SearchOption.AllDirectories)
             .Where(f => skipDirectory is null || !Path.GetFullPath(f).StartsWith(skipDirectory + Path.DirectorySeparatorChar, StringComparison.Ordinal))
+            .Where(f => !IsUnderLogs(directory, f))
             .Order(StringComparer.Ordinal)
             .ToList();
         var folded = files.Where(f => f.EndsWith(".runs.json", StringComparison.Ordinal)).ToList();
@@ -76,6 +80,14 @@ internal static partial class ResultsReader
         }
         return (runs, metas, ignored);
     }
+
+    internal static bool IsUnderLogs(string directory, string file) =>
+        Path.GetRelativePath(directory, Path.GetDirectoryName(file)!)
+            .Split(Path.DirectorySeparatorChar)
+            .Contains(LogsFolder, StringComparer.Ordinal);
+
+    // crank/run-local.sh's per-run log folder inside its --json-dir.
+    private const string LogsFolder = "logs";
 
     private static JsonDocument Parse(string file)
     {

@@ -1,0 +1,47 @@
+using Xunit;
+
+namespace LLRP.Analysis.Tests;
+
+/// <summary>Which files of a results folder count as runs.</summary>
+public sealed class ResultsReaderTests : IDisposable
+{
+    private readonly string _dir = Directory.CreateTempSubdirectory("llrp-report-").FullName;
+
+    public void Dispose() => Directory.Delete(_dir, recursive: true);
+
+    [Fact]
+    public void KeepsTheRunRunLocalKeptAndSkipsEarlierAttemptsUnderLogs()
+    {
+        // A run that was unsteady once and run again: run-local.sh keeps attempt 2 beside logs/ (recording both
+        // verdicts) and leaves attempt 1 under logs/.
+        var round = Path.Combine(_dir, "c64-s10", "r1");
+        Directory.CreateDirectory(Path.Combine(round, "logs"));
+        File.WriteAllText(Path.Combine(round, "yarp.r1.json"), RunJson(rps: 17_000, attempts: 2, steady: 1));
+        File.WriteAllText(Path.Combine(round, "logs", "yarp.r1.a1.json"), RunJson(rps: 19_000, attempts: 1, steady: 0));
+
+        var (runs, _, _) = ResultsReader.ReadAll(_dir, skipDirectory: null);
+
+        var run = Assert.Single(runs);
+        Assert.Equal(Path.Combine(round, "yarp.r1.json"), run.File);
+        Assert.Equal(17_000d, run.Load.Rps);
+        Assert.Equal(2, run.Attempts);
+    }
+
+    [Theory]
+    [InlineData("c64-s10/r1/logs/yarp.r1.a1.json", true)]
+    [InlineData("logs/x.r1.json", true)]
+    [InlineData("c64-s10/r1/yarp.r1.json", false)]
+    [InlineData("catalogs/yarp.r1.json", false)]
+    public void LogsFolderIsRecognisedByItsName(string relative, bool underLogs) =>
+        Assert.Equal(underLogs, ResultsReader.IsUnderLogs(_dir, Path.Combine(_dir, relative)));
+
+    private static string RunJson(int rps, int attempts, int steady) => $$"""
+        {
+          "returnCode": 0,
+          "jobResults": {
+            "properties": { "scenario": "yarp", "steadyAttempts": "{{attempts}}", "steadyHistory": "attempt {{attempts}}: steady {{steady}}" },
+            "jobs": { "load": { "results": { "wrk/rps/mean": {{rps}} }, "variables": { "connections": 64, "path": "/" } } }
+          }
+        }
+        """;
+}
