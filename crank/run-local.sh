@@ -735,7 +735,7 @@ run_fallback() {
 # unsteady attempt's JSON moves to logs/<scenario>.r<round>.a<attempt>.json; the last attempt's stays, with the
 # number of attempts and each one's verdict in its properties (steadyAttempts, steadyHistory).
 run_steady() {
-  local s="$1" r="$2" attempt=1 out="$json_dir/$1.r$2.json" history="" ok before verdict rest
+  local s="$1" r="$2" attempt=1 out="$json_dir/$1.r$2.json" history="" ok before verdict rest jit_share
   while :; do
     before="$failures"
     rm -f "$out"
@@ -745,8 +745,9 @@ run_steady() {
     ok="$(jq -r '.jobResults.jobs as $j | ($j.application // $j.downstream).results
       | (.["steady/ok"] // "n/a" | tostring) + ":" + (.["steady/change"] // "" | if type == "number" then (. * 10 | round / 10 | tostring) else "" end)
         + ":" + (.["steady/jit-share"] // "" | if type == "number" then (. * 100 | round / 100 | tostring) else "" end)' "$out")"
-    verdict="${ok%%:*}" rest="${ok#*:}"
-    history="${history:+$history; }attempt $attempt: steady $verdict, halves ${rest%%:*} %, JIT ${rest#*:} % of CPU"
+    verdict="${ok%%:*}" rest="${ok#*:}" jit_share="${ok##*:}"
+    # nginx, HAProxy and the origin have no JIT: their attempts say nothing of it.
+    history="${history:+$history; }attempt $attempt: steady $verdict, halves ${rest%%:*} %${jit_share:+, JIT $jit_share % of CPU}"
     if [ "${ok%%:*}" != 0 ] || [ "$attempt" -gt "$steady_retries" ]; then break; fi
     mv "$out" "$json_dir/logs/$s.r$r.a$attempt.json"
     attempt=$((attempt + 1))
