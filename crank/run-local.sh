@@ -735,7 +735,7 @@ run_fallback() {
 # unsteady attempt's JSON moves to logs/<scenario>.r<round>.a<attempt>.json; the last attempt's stays, with the
 # number of attempts and each one's verdict in its properties (steadyAttempts, steadyHistory).
 run_steady() {
-  local s="$1" r="$2" attempt=1 out="$json_dir/$1.r$2.json" history="" ok before verdict rest jit_share
+  local s="$1" r="$2" attempt=1 out="$json_dir/$1.r$2.json" history="" ok before verdict rest change jit_share
   while :; do
     before="$failures"
     rm -f "$out"
@@ -745,16 +745,17 @@ run_steady() {
     ok="$(jq -r '.jobResults.jobs as $j | ($j.application // $j.downstream).results
       | (.["steady/ok"] // "n/a" | tostring) + ":" + (.["steady/change"] // "" | if type == "number" then (. * 10 | round / 10 | tostring) else "" end)
         + ":" + (.["steady/jit-share"] // "" | if type == "number" then (. * 100 | round / 100 | tostring) else "" end)' "$out")"
-    verdict="${ok%%:*}" rest="${ok#*:}" jit_share="${ok##*:}"
-    # nginx, HAProxy and the origin have no JIT: their attempts say nothing of it.
-    history="${history:+$history; }attempt $attempt: steady $verdict, halves ${rest%%:*} %${jit_share:+, JIT $jit_share % of CPU}"
-    if [ "${ok%%:*}" != 0 ] || [ "$attempt" -gt "$steady_retries" ]; then break; fi
+    # ok = "<verdict>:<halves' change>:<JIT share>"; nginx, HAProxy and the origin have no JIT share.
+    verdict="${ok%%:*}" rest="${ok#*:}"
+    change="${rest%%:*}" jit_share="${rest#*:}"
+    history="${history:+$history; }attempt $attempt: steady $verdict, halves $change %${jit_share:+, JIT $jit_share % of CPU}"
+    if [ "$verdict" != 0 ] || [ "$attempt" -gt "$steady_retries" ]; then break; fi
     mv "$out" "$json_dir/logs/$s.r$r.a$attempt.json"
     attempt=$((attempt + 1))
     retries_done=$((retries_done + 1))
     log "$s.r$r: not steady; attempt $attempt of $((steady_retries + 1))"
   done
-  [ "${ok%%:*}" != 0 ] || { unsteady_runs=$((unsteady_runs + 1)); warn "$s.r$r: NOT steady after $attempt attempt(s); the run stays flagged"; }
+  [ "$verdict" != 0 ] || { unsteady_runs=$((unsteady_runs + 1)); warn "$s.r$r: NOT steady after $attempt attempt(s); the run stays flagged"; }
   local tmp="$out.tmp"
   jq --arg n "$attempt" --arg h "$history" '.jobResults.properties += {steadyAttempts: $n, steadyHistory: $h}' "$out" > "$tmp" && mv "$tmp" "$out"
 }
