@@ -85,7 +85,10 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
     public static ValueTask<LLHttpConnection> ConnectAsync(EndPoint endPoint, LLHttpOptions? options = null, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(endPoint);
-        return ConnectAsync(ct => SocketTransport.ConnectAsync(endPoint, ct), options ?? LLHttpOptions.Default, cancellationToken);
+        options ??= LLHttpOptions.Default;
+        return options.SocketEngine == LLHttpSocketEngine.Epoll
+            ? ConnectAsync(ct => EpollTransport.ConnectAsync(endPoint, ct), options, cancellationToken)
+            : ConnectAsync(ct => SocketTransport.ConnectAsync(endPoint, ct), options, cancellationToken);
     }
 
     internal static async ValueTask<LLHttpConnection> ConnectAsync(

@@ -57,6 +57,7 @@ public sealed class ProxyOptions
         new("downstreamShareAfter", "1", "llhttp without shareClients: seconds a client connection stays idle before its downstream connection goes to the shared idle pool (at most 1,024 per downstream)"),
         new("idleTrimAfter", "5", "seconds without connections, requests or exchanges in flight after which the proxy gives back the buffers and heap a burst left (at most once per 16 MiB allocated); 0 is off"),
         new("inlineScheduling", "true", "run each exchange on the socket engine's epoll thread (Kestrel UnsafePreferInlineScheduling + inline socket completions); unsafe with blocking code"),
+        new("socketEngine", "runtime", "llhttp's downstream sockets: runtime (System.Net.Sockets) or epoll (LLHttp's own engine, Linux x86-64: no receive that finds nothing, no poll before reuse)"),
         new("statsInterval", "0", "print crank statistics every N seconds; 0 is off"),
         new("statsWindow", "0", "statistics cover the last N seconds that ended with requests served; 0: since the first request"),
     ];
@@ -152,6 +153,11 @@ public sealed class ProxyOptions
     // logging queued). Hosting/InlineSocketCompletions.cs says what it sets and why both halves go together.
     public bool InlineScheduling { get; init; } = true;
 
+    // The runtime's engine by default: it runs everywhere and is what every other .NET variant uses, so the layer costs
+    // compare like with like. Epoll is LLHttp's own engine (LLHttp/Transports/Epoll), measured in
+    // analysis/results/20261126-socket-engine-ab.
+    public LLHttp.LLHttpSocketEngine SocketEngine { get; init; } = LLHttp.LLHttpSocketEngine.Runtime;
+
     // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
     public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
 
@@ -212,6 +218,7 @@ public sealed class ProxyOptions
             DownstreamShareAfter = Seconds(config, "downstreamShareAfter", 1, allowZero: true),
             IdleTrimAfter = Seconds(config, "idleTrimAfter", 5, allowZero: true),
             InlineScheduling = Bool(config, "inlineScheduling", true),
+            SocketEngine = ParseSocketEngine(config["socketEngine"]),
             StatsInterval = Seconds(config, "statsInterval", 0, allowZero: true),
             StatsWindow = Seconds(config, "statsWindow", 0, allowZero: true),
         };
@@ -225,6 +232,14 @@ public sealed class ProxyOptions
         "httpclient-httpcontext" or "httpclientwithcontext" => ClientKind.HttpClientWithContext,
         "yarp" => ClientKind.Yarp,
         _ => throw new OptionsException($"--client '{value}' is not one of llhttp, httpclient, httpclient-httpcontext, yarp."),
+    };
+
+    public static LLHttp.LLHttpSocketEngine ParseSocketEngine(string? value) => value?.Trim().ToLowerInvariant() switch
+    {
+        null or "" or "runtime" => LLHttp.LLHttpSocketEngine.Runtime,
+        "epoll" when LLHttp.LLHttpSocketEngineExtensions.IsSupported(LLHttp.LLHttpSocketEngine.Epoll) => LLHttp.LLHttpSocketEngine.Epoll,
+        "epoll" => throw new OptionsException("--socketEngine epoll runs on Linux x86-64 only; use runtime here."),
+        _ => throw new OptionsException($"--socketEngine '{value}' is not one of runtime, epoll."),
     };
 
     public static LoadBalancing ParseLoadBalancing(string? value)
@@ -275,7 +290,7 @@ public sealed class ProxyOptions
             $"maxRequestHeaderCount={MaxRequestHeaderCount} maxRequestBodySize={MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
-            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s downstreamShareAfter={DownstreamShareAfter.TotalSeconds}s idleTrimAfter={IdleTrimAfter.TotalSeconds}s inlineScheduling={InlineScheduling} " +
+            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s downstreamShareAfter={DownstreamShareAfter.TotalSeconds}s idleTrimAfter={IdleTrimAfter.TotalSeconds}s inlineScheduling={InlineScheduling} socketEngine={SocketEngine.ToString().ToLowerInvariant()} " +
             $"loadBalancing={LoadBalancing} passiveHealthReactivationPeriod={PassiveHealthReactivationPeriod.TotalSeconds}s " +
             $"{DescribeHealthChecks()} shutdownTimeout={ShutdownTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
 

@@ -47,6 +47,7 @@ public sealed class CommandLineTests
         { "downstreamShareAfter", "-1", "is not a number of seconds from 0 to 86400" },
         { "idleTrimAfter", "-1", "is not a number of seconds from 0 to 86400" },
         { "inlineScheduling", "on", "is not true or false" },
+        { "socketEngine", "io_uring", "is not one of runtime, epoll" },
     };
 
     [Theory]

@@ -33,6 +33,7 @@ internal sealed class LLHttpForwarderFactory : IForwarderFactory
             // Both the shared pools and the affinity slots close downstream connections idle this long.
             PooledConnectionIdleTimeout = options.DownstreamIdleTimeout,
             BufferPool = ProxyBuffers.Bytes,
+            SocketEngine = options.SocketEngine,
         };
         // One pool per downstream, always: with shareClients or a per-request policy (a connection's requests go to
         // different downstreams) every exchange rents from it; otherwise it holds the connections idle client

@@ -1,0 +1,526 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using System.Threading.Tasks.Sources;
+using static LLHttp.Transports.Epoll.Native;
+
+namespace LLHttp.Transports.Epoll;
+
+/// <summary>
+/// A connected, non-blocking TCP socket served by <see cref="EpollEngine"/>. One receive and one send may be pending at a
+/// time (each side of a full-duplex exchange has its own). Every system call on the descriptor is made under the socket's
+/// lock after checking that it is open, so a call never reaches a descriptor that was closed and reused. Completions of
+/// pending operations run inline: on the engine's thread for readiness, on the caller's for cancellation and dispose.
+/// Steady-state receives and sends allocate nothing.
+/// </summary>
+internal sealed class EpollSocket : IValueTaskSource<int>, IDisposable
+{
+    private static readonly Action<object?, CancellationToken> s_cancelReceive = static (s, t) => ((EpollSocket)s!).CancelReceive(t);
+
+    private readonly Socket _socket;
+    private readonly Lock _lock = new();
+    private readonly SendOperation _send;
+    private bool _closed;
+
+    // True until a receive drained the socket (it returned fewer bytes than asked, or EAGAIN); set again by every
+    // readable event. False means: no byte and no end of stream arrived since the socket was last drained.
+    private bool _readReady = true;
+
+    // Set by the first writable event (a connect ended) and never cleared: a send tries first anyway.
+    private bool _writableSeen;
+
+    private ManualResetValueTaskSourceCore<int> _receive;
+    private bool _receivePending;
+    private Memory<byte> _receiveBuffer;
+    private CancellationToken _receiveToken;
+    private CancellationTokenRegistration _receiveRegistration;
+
+    private EpollSocket(Socket socket)
+    {
+        _socket = socket;
+        Fd = (int)socket.SafeHandle.DangerousGetHandle();
+        _send = new SendOperation(this);
+    }
+
+    public int Fd { get; }
+
+    /// <summary>The event data of this socket's registration (set by <see cref="EpollEngine.Register"/>).</summary>
+    internal ulong Token { get; set; }
+
+    internal int LoopEpollFd { get; set; }
+
+    /// <summary>Connects to the first address of <paramref name="endPoint"/> that accepts, then serves the socket.</summary>
+    public static async ValueTask<EpollSocket> ConnectAsync(EndPoint endPoint, CancellationToken cancellationToken)
+    {
+        if (endPoint is IPEndPoint ip)
+        {
+            return await ConnectAsync(ip, cancellationToken).ConfigureAwait(false);
+        }
+
+        if (endPoint is not DnsEndPoint dns)
+        {
+            throw new ArgumentException($"The epoll engine connects to IP and DNS end points, not {endPoint.GetType().Name}.", nameof(endPoint));
+        }
+
+        IPAddress[] addresses = await Dns.GetHostAddressesAsync(dns.Host, cancellationToken).ConfigureAwait(false);
+        SocketException? last = null;
+        foreach (var address in addresses)
+        {
+            try
+            {
+                return await ConnectAsync(new IPEndPoint(address, dns.Port), cancellationToken).ConfigureAwait(false);
+            }
+            catch (SocketException e)
+            {
+                last = e;
+            }
+        }
+
+        throw last ?? new SocketException((int)SocketError.HostNotFound);
+    }
+
+    private static async ValueTask<EpollSocket> ConnectAsync(IPEndPoint endPoint, CancellationToken cancellationToken)
+    {
+        var socket = new Socket(endPoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        EpollSocket? served = null;
+        try
+        {
+            // A head and its body may leave in two sends; Nagle would hold the second for the ACK of the first.
+            socket.NoDelay = true;
+            // A synchronous call on a non-blocking socket: the runtime's own engine never registers the socket.
+            socket.Blocking = false;
+            bool connected = true;
+            try
+            {
+                socket.Connect(endPoint);
+            }
+            catch (SocketException e) when (e.SocketErrorCode is SocketError.WouldBlock or SocketError.InProgress)
+            {
+                connected = false;
+            }
+
+            served = new EpollSocket(socket);
+            EpollEngine.Register(served);
+            if (!connected)
+            {
+                // Writable means the connect ended, either way; SO_ERROR tells which.
+                await served.SendAsync(ReadOnlyMemory<byte>.Empty, cancellationToken).ConfigureAwait(false);
+                var error = (SocketError)(int)socket.GetSocketOption(SocketOptionLevel.Socket, SocketOptionName.Error)!;
+                if (error != SocketError.Success)
+                {
+                    throw new SocketException((int)error);
+                }
+            }
+
+            return served;
+        }
+        catch
+        {
+            if (served is not null)
+            {
+                served.Dispose();
+            }
+            else
+            {
+                socket.Dispose();
+            }
+
+            throw;
+        }
+    }
+
+    /// <summary>Receives at least one byte, or returns 0 at end of stream.</summary>
+    public ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled<int>(cancellationToken);
+        }
+
+        lock (_lock)
+        {
+            if (_closed)
+            {
+                return ValueTask.FromException<int>(new ObjectDisposedException(nameof(Socket)));
+            }
+
+            if (_readReady)
+            {
+                nint received = Receive(buffer.Span, 0, out int errno);
+                if (received >= 0)
+                {
+                    return new ValueTask<int>((int)received);
+                }
+
+                if (errno != EAgain)
+                {
+                    return ValueTask.FromException<int>(new SocketException((int)ToSocketError(errno)));
+                }
+            }
+
+            _receive.Reset();
+            _receiveBuffer = buffer;
+            _receivePending = true;
+            if (cancellationToken.CanBeCanceled)
+            {
+                _receiveToken = cancellationToken;
+                _receiveRegistration = cancellationToken.UnsafeRegister(s_cancelReceive, this);
+            }
+
+            return new ValueTask<int>(this, _receive.Version);
+        }
+    }
+
+    /// <summary>Sends every byte of <paramref name="buffer"/>; an empty buffer waits until the socket was writable once (its connect ended).</summary>
+    public ValueTask SendAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled(cancellationToken);
+        }
+
+        lock (_lock)
+        {
+            if (_closed)
+            {
+                return ValueTask.FromException(new ObjectDisposedException(nameof(Socket)));
+            }
+
+            if (buffer.IsEmpty)
+            {
+                // The wait for a connect: its writable event may have come before this call.
+                return _writableSeen ? default : _send.Start(buffer, cancellationToken);
+            }
+
+            int errno = Send(ref buffer);
+            if (buffer.IsEmpty)
+            {
+                return default;
+            }
+
+            if (errno != EAgain)
+            {
+                return ValueTask.FromException(new SocketException((int)ToSocketError(errno)));
+            }
+
+            return _send.Start(buffer, cancellationToken);
+        }
+    }
+
+    /// <summary>
+    /// True when the peer closed the connection or sent bytes since it was last drained. Known from the readiness events
+    /// without a system call, except after a receive that filled its buffer, which one peek settles.
+    /// </summary>
+    public unsafe bool IsReadable()
+    {
+        lock (_lock)
+        {
+            if (_closed)
+            {
+                return true;
+            }
+
+            if (!_readReady)
+            {
+                return false;
+            }
+
+            byte peek;
+            nint n = recv(Fd, &peek, 1, MsgPeek | MsgDontWait);
+            if (n < 0 && Marshal.GetLastPInvokeError() == EAgain)
+            {
+                _readReady = false;
+                return false;
+            }
+
+            return true;
+        }
+    }
+
+    internal void OnEvents(uint events)
+    {
+        if ((events & (EpollIn | EpollRdHup | EpollHup | EpollErr)) != 0)
+        {
+            OnReadable();
+        }
+
+        if ((events & (EpollOut | EpollHup | EpollErr)) != 0)
+        {
+            _send.OnWritable();
+        }
+    }
+
+    private void OnReadable()
+    {
+        nint received;
+        int errno;
+        CancellationTokenRegistration registration;
+        lock (_lock)
+        {
+            if (_closed)
+            {
+                return;
+            }
+
+            _readReady = true;
+            if (!_receivePending)
+            {
+                return;
+            }
+
+            received = Receive(_receiveBuffer.Span, 0, out errno);
+            if (received < 0 && errno == EAgain)
+            {
+                return;
+            }
+
+            registration = EndReceive();
+        }
+
+        registration.Unregister();
+        if (received >= 0)
+        {
+            _receive.SetResult((int)received);
+        }
+        else
+        {
+            _receive.SetException(new SocketException((int)ToSocketError(errno)));
+        }
+    }
+
+    private void CancelReceive(CancellationToken token)
+    {
+        lock (_lock)
+        {
+            if (!_receivePending || _receiveToken != token)
+            {
+                return;
+            }
+
+            _ = EndReceive();
+        }
+
+        _receive.SetException(new OperationCanceledException(token));
+    }
+
+    // Under the lock.
+    private CancellationTokenRegistration EndReceive()
+    {
+        var registration = _receiveRegistration;
+        _receivePending = false;
+        _receiveBuffer = default;
+        _receiveToken = default;
+        _receiveRegistration = default;
+        return registration;
+    }
+
+    // Under the lock, socket open. Returns the byte count (0: end of stream) or -1 with errno; clears the ready flag
+    // when the socket is drained.
+    private unsafe nint Receive(Span<byte> buffer, int flags, out int errno)
+    {
+        nint received;
+        fixed (byte* p = buffer)
+        {
+            received = recv(Fd, p, (nuint)buffer.Length, flags | MsgDontWait);
+        }
+
+        if (received < 0)
+        {
+            errno = Marshal.GetLastPInvokeError();
+            if (errno == EAgain)
+            {
+                _readReady = false;
+            }
+
+            return -1;
+        }
+
+        errno = 0;
+        if (received > 0 && received < buffer.Length)
+        {
+            _readReady = false;
+        }
+
+        return received;
+    }
+
+    // Under the lock, socket open. Sends until the buffer is empty or the socket is full; returns the errno that stopped
+    // it (EAGAIN: full) or 0.
+    private unsafe int Send(ref ReadOnlyMemory<byte> buffer)
+    {
+        while (!buffer.IsEmpty)
+        {
+            nint sent;
+            fixed (byte* p = buffer.Span)
+            {
+                sent = send(Fd, p, (nuint)buffer.Length, MsgDontWait | MsgNoSignal);
+            }
+
+            if (sent < 0)
+            {
+                return Marshal.GetLastPInvokeError();
+            }
+
+            buffer = buffer[(int)sent..];
+        }
+
+        return 0;
+    }
+
+    public void Dispose()
+    {
+        lock (_lock)
+        {
+            if (_closed)
+            {
+                return;
+            }
+
+            _closed = true;
+        }
+
+        EpollEngine.Unregister(this);
+        _socket.Dispose();
+
+        // As the runtime's sockets do, a receive or send pending at close fails with OperationAborted.
+        CancellationTokenRegistration registration = default;
+        bool receivePending;
+        lock (_lock)
+        {
+            receivePending = _receivePending;
+            if (receivePending)
+            {
+                registration = EndReceive();
+            }
+        }
+
+        if (receivePending)
+        {
+            registration.Unregister();
+            _receive.SetException(new SocketException((int)SocketError.OperationAborted));
+        }
+
+        _send.Abort();
+    }
+
+    int IValueTaskSource<int>.GetResult(short token) => _receive.GetResult(token);
+
+    ValueTaskSourceStatus IValueTaskSource<int>.GetStatus(short token) => _receive.GetStatus(token);
+
+    void IValueTaskSource<int>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        => _receive.OnCompleted(continuation, state, token, flags);
+
+    /// <summary>The pending send of a socket (or the wait for its connect), as its own value-task source.</summary>
+    private sealed class SendOperation(EpollSocket socket) : IValueTaskSource
+    {
+        private static readonly Action<object?, CancellationToken> s_cancel = static (s, t) => ((SendOperation)s!).Cancel(t);
+
+        private ManualResetValueTaskSourceCore<bool> _core;
+        private bool _pending;
+        private ReadOnlyMemory<byte> _buffer;
+        private CancellationToken _token;
+        private CancellationTokenRegistration _registration;
+
+        // Under the socket's lock.
+        public ValueTask Start(ReadOnlyMemory<byte> rest, CancellationToken cancellationToken)
+        {
+            _core.Reset();
+            _buffer = rest;
+            _pending = true;
+            if (cancellationToken.CanBeCanceled)
+            {
+                _token = cancellationToken;
+                _registration = cancellationToken.UnsafeRegister(s_cancel, this);
+            }
+
+            return new ValueTask(this, _core.Version);
+        }
+
+        public void OnWritable()
+        {
+            int errno;
+            CancellationTokenRegistration registration;
+            lock (socket._lock)
+            {
+                if (socket._closed)
+                {
+                    return;
+                }
+
+                socket._writableSeen = true;
+                if (!_pending)
+                {
+                    return;
+                }
+
+                errno = socket.Send(ref _buffer);
+                if (errno == EAgain)
+                {
+                    return;
+                }
+
+                registration = End();
+            }
+
+            registration.Unregister();
+            if (errno == 0)
+            {
+                _core.SetResult(true);
+            }
+            else
+            {
+                _core.SetException(new SocketException((int)ToSocketError(errno)));
+            }
+        }
+
+        public void Abort()
+        {
+            CancellationTokenRegistration registration;
+            lock (socket._lock)
+            {
+                if (!_pending)
+                {
+                    return;
+                }
+
+                registration = End();
+            }
+
+            registration.Unregister();
+            _core.SetException(new SocketException((int)SocketError.OperationAborted));
+        }
+
+        private void Cancel(CancellationToken token)
+        {
+            lock (socket._lock)
+            {
+                if (!_pending || _token != token)
+                {
+                    return;
+                }
+
+                _ = End();
+            }
+
+            _core.SetException(new OperationCanceledException(token));
+        }
+
+        // Under the socket's lock.
+        private CancellationTokenRegistration End()
+        {
+            var registration = _registration;
+            _pending = false;
+            _buffer = default;
+            _token = default;
+            _registration = default;
+            return registration;
+        }
+
+        public void GetResult(short token) => _core.GetResult(token);
+
+        public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
+
+        public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+            => _core.OnCompleted(continuation, state, token, flags);
+    }
+}

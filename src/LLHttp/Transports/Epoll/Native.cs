@@ -1,0 +1,65 @@
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+
+namespace LLHttp.Transports.Epoll;
+
+/// <summary>The Linux calls the epoll engine makes, with their constants (x86-64 values, from the kernel's UAPI headers).</summary>
+internal static unsafe partial class Native
+{
+    public const int EpollCloexec = 0x80000;
+    public const int EpollCtlAdd = 1;
+    public const int EpollCtlDel = 2;
+
+    public const uint EpollIn = 0x001;
+    public const uint EpollOut = 0x004;
+    public const uint EpollErr = 0x008;
+    public const uint EpollHup = 0x010;
+    public const uint EpollRdHup = 0x2000;
+    public const uint EpollEt = 1u << 31;
+
+    public const int MsgPeek = 0x02;
+    public const int MsgDontWait = 0x40;
+    public const int MsgNoSignal = 0x4000;
+
+    public const int EIntr = 4;
+    public const int EAgain = 11;
+
+    /// <summary>struct epoll_event, which x86-64 packs to 12 bytes (the reason the engine runs on x86-64 only).</summary>
+    [StructLayout(LayoutKind.Sequential, Pack = 4)]
+    public struct EpollEvent
+    {
+        public uint Events;
+        public ulong Data;
+    }
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int epoll_create1(int flags);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int epoll_ctl(int epfd, int op, int fd, EpollEvent* ev);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int epoll_wait(int epfd, EpollEvent* events, int maxEvents, int timeout);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial nint recv(int fd, byte* buffer, nuint length, int flags);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial nint send(int fd, byte* buffer, nuint length, int flags);
+
+    /// <summary>The SocketError a failed recv or send reports, as the runtime's own sockets report it.</summary>
+    public static SocketError ToSocketError(int errno) => errno switch
+    {
+        EAgain => SocketError.WouldBlock,
+        32 => SocketError.Shutdown, // EPIPE
+        103 => SocketError.ConnectionAborted, // ECONNABORTED
+        104 => SocketError.ConnectionReset, // ECONNRESET
+        107 => SocketError.NotConnected, // ENOTCONN
+        110 => SocketError.TimedOut, // ETIMEDOUT
+        111 => SocketError.ConnectionRefused, // ECONNREFUSED
+        113 => SocketError.HostUnreachable, // EHOSTUNREACH
+        101 => SocketError.NetworkUnreachable, // ENETUNREACH
+        9 => SocketError.OperationAborted, // EBADF
+        _ => SocketError.SocketError,
+    };
+}

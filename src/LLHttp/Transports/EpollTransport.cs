@@ -1,0 +1,25 @@
+using System.Net;
+using LLHttp.Transports.Epoll;
+
+namespace LLHttp.Transports;
+
+/// <summary>A connected TCP socket served by LLHttp's own epoll engine (<see cref="LLHttpSocketEngine.Epoll"/>).</summary>
+internal sealed class EpollTransport : Transport
+{
+    private readonly EpollSocket _socket;
+
+    private EpollTransport(EpollSocket socket) => _socket = socket;
+
+    public static async ValueTask<Transport> ConnectAsync(EndPoint endPoint, CancellationToken cancellationToken)
+        => new EpollTransport(await EpollSocket.ConnectAsync(endPoint, cancellationToken).ConfigureAwait(false));
+
+    public override ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken)
+        => _socket.ReceiveAsync(buffer, cancellationToken);
+
+    public override ValueTask SendAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken)
+        => _socket.SendAsync(buffer, cancellationToken);
+
+    public override bool IsReadableWhileIdle() => _socket.IsReadable();
+
+    public override void Dispose() => _socket.Dispose();
+}
