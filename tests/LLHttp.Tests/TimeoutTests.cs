@@ -6,13 +6,25 @@ using Xunit;
 
 namespace LLHttp.Tests;
 
-/// <summary>Real loopback sockets and tiny timeouts. Only the error kind is asserted, never a duration.</summary>
+/// <summary>
+/// Real loopback sockets and tiny timeouts, over each socket engine this machine runs. Only the error kind is asserted,
+/// never a duration.
+/// </summary>
 public sealed class TimeoutTests : IDisposable
 {
     // Only the timeout under test is tiny, so a slow machine cannot trip a different one first.
     private static readonly LLHttpOptions TinyConnect = new() { ConnectTimeout = TimeSpan.FromMilliseconds(50) };
-    private static readonly LLHttpOptions TinyHead = new() { ResponseHeadTimeout = TimeSpan.FromMilliseconds(50) };
-    private static readonly LLHttpOptions TinyBody = new() { BodyIdleTimeout = TimeSpan.FromMilliseconds(50) };
+
+    public static TheoryData<LLHttpSocketEngine> Engines()
+    {
+        var engines = new TheoryData<LLHttpSocketEngine>();
+        foreach (var engine in Enum.GetValues<LLHttpSocketEngine>().Where(e => e.IsSupported()))
+        {
+            engines.Add(engine);
+        }
+
+        return engines;
+    }
 
     private readonly Socket _listener = new(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
     private readonly List<Socket> _accepted = [];
@@ -46,11 +58,13 @@ public sealed class TimeoutTests : IDisposable
         await socket.SendAsync(Encoding.Latin1.GetBytes(response));
     }
 
-    [Fact]
-    public async Task Silent_origin_is_a_response_head_timeout()
+    [Theory]
+    [MemberData(nameof(Engines))]
+    public async Task Silent_origin_is_a_response_head_timeout(LLHttpSocketEngine engine)
     {
         var server = ServeOnceAsync("");
-        using var connection = await LLHttpConnection.ConnectAsync(EndPoint, TinyHead);
+        var tinyHead = new LLHttpOptions { ResponseHeadTimeout = TimeSpan.FromMilliseconds(50), SocketEngine = engine };
+        using var connection = await LLHttpConnection.ConnectAsync(EndPoint, tinyHead);
         connection.StartRequest("GET"u8, "/"u8, "h"u8);
         await connection.SendRequestAsync();
         var e = await Assert.ThrowsAsync<LLHttpException>(async () => await connection.ReadResponseHeadAsync());
@@ -60,11 +74,13 @@ public sealed class TimeoutTests : IDisposable
         await server;
     }
 
-    [Fact]
-    public async Task Origin_stalling_mid_body_is_a_body_idle_timeout()
+    [Theory]
+    [MemberData(nameof(Engines))]
+    public async Task Origin_stalling_mid_body_is_a_body_idle_timeout(LLHttpSocketEngine engine)
     {
         var server = ServeOnceAsync("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello");
-        using var connection = await LLHttpConnection.ConnectAsync(EndPoint, TinyBody);
+        var tinyBody = new LLHttpOptions { BodyIdleTimeout = TimeSpan.FromMilliseconds(50), SocketEngine = engine };
+        using var connection = await LLHttpConnection.ConnectAsync(EndPoint, tinyBody);
         connection.StartRequest("GET"u8, "/"u8, "h"u8);
         await connection.SendRequestAsync();
         var head = await connection.ReadResponseHeadAsync();
@@ -84,12 +100,13 @@ public sealed class TimeoutTests : IDisposable
         await server;
     }
 
-    [Fact]
-    public async Task Timer_is_disarmed_between_operations()
+    [Theory]
+    [MemberData(nameof(Engines))]
+    public async Task Timer_is_disarmed_between_operations(LLHttpSocketEngine engine)
     {
         // The idle gap between exchanges is longer than both timeouts: a timer left armed by the first exchange would
         // fire during the gap and fail the second one.
-        var options = new LLHttpOptions { ResponseHeadTimeout = TimeSpan.FromSeconds(1), BodyIdleTimeout = TimeSpan.FromSeconds(1) };
+        var options = new LLHttpOptions { ResponseHeadTimeout = TimeSpan.FromSeconds(1), BodyIdleTimeout = TimeSpan.FromSeconds(1), SocketEngine = engine };
         var server = Task.Run(async () =>
         {
             var socket = await _listener.AcceptAsync();
@@ -123,14 +140,15 @@ public sealed class TimeoutTests : IDisposable
         await server;
     }
 
-    [Fact]
-    public async Task Refused_connect_is_connect_failed()
+    [Theory]
+    [MemberData(nameof(Engines))]
+    public async Task Refused_connect_is_connect_failed(LLHttpSocketEngine engine)
     {
         var closed = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         closed.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         var endPoint = closed.LocalEndPoint!;
         closed.Dispose();
-        var e = await Assert.ThrowsAsync<LLHttpException>(async () => await LLHttpConnection.ConnectAsync(endPoint, LLHttpOptions.Default));
+        var e = await Assert.ThrowsAsync<LLHttpException>(async () => await LLHttpConnection.ConnectAsync(endPoint, new LLHttpOptions { SocketEngine = engine }));
         Assert.Equal(LLHttpError.ConnectFailed, e.Error);
     }
 
@@ -147,11 +165,12 @@ public sealed class TimeoutTests : IDisposable
         Assert.Equal(LLHttpError.ConnectTimeout, e.Error);
     }
 
-    [Fact]
-    public async Task Caller_cancellation_is_not_reported_as_timeout()
+    [Theory]
+    [MemberData(nameof(Engines))]
+    public async Task Caller_cancellation_is_not_reported_as_timeout(LLHttpSocketEngine engine)
     {
         var server = ServeOnceAsync("");
-        using var connection = await LLHttpConnection.ConnectAsync(EndPoint, LLHttpOptions.Default);
+        using var connection = await LLHttpConnection.ConnectAsync(EndPoint, new LLHttpOptions { SocketEngine = engine });
         connection.StartRequest("GET"u8, "/"u8, "h"u8);
         await connection.SendRequestAsync();
         using var cts = new CancellationTokenSource(TimeSpan.FromMilliseconds(50));
@@ -161,8 +180,9 @@ public sealed class TimeoutTests : IDisposable
         await server;
     }
 
-    [Fact]
-    public async Task Pool_over_loopback_reuses_the_socket()
+    [Theory]
+    [MemberData(nameof(Engines))]
+    public async Task Pool_over_loopback_reuses_the_socket(LLHttpSocketEngine engine)
     {
         var server = Task.Run(async () =>
         {
@@ -175,7 +195,7 @@ public sealed class TimeoutTests : IDisposable
                 await socket.SendAsync("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"u8.ToArray());
             }
         });
-        using var pool = new Pooling.LLHttpConnectionPool(EndPoint);
+        using var pool = new Pooling.LLHttpConnectionPool(EndPoint, new LLHttpOptions { SocketEngine = engine });
         for (int i = 0; i < 2; i++)
         {
             var connection = await pool.RentAsync();
@@ -191,6 +211,57 @@ public sealed class TimeoutTests : IDisposable
 
         Assert.Equal(1, pool.IdleCount);
         await server; // the server only ever accepted one connection
+    }
+
+    [Theory]
+    [MemberData(nameof(Engines))]
+    public async Task Pool_drops_a_connection_the_origin_closed_while_idle(LLHttpSocketEngine engine)
+    {
+        var firstClosed = new TaskCompletionSource();
+        var server = Task.Run(async () =>
+        {
+            var buffer = new byte[4096];
+            for (int i = 0; i < 2; i++)
+            {
+                var socket = await _listener.AcceptAsync();
+                _accepted.Add(socket);
+                await socket.ReceiveAsync(buffer);
+                await socket.SendAsync("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"u8.ToArray());
+                if (i == 0)
+                {
+                    // After the client read the whole response: the close finds its connection idle in the pool.
+                    await firstClosed.Task;
+                    socket.Close();
+                }
+            }
+        });
+        using var pool = new Pooling.LLHttpConnectionPool(EndPoint, new LLHttpOptions { SocketEngine = engine });
+        LLHttpConnection? first = null;
+        for (int i = 0; i < 2; i++)
+        {
+            var connection = await pool.RentAsync();
+            Assert.NotSame(first, connection);
+            connection.StartRequest("GET"u8, "/"u8, "h"u8);
+            await connection.SendRequestAsync();
+            await connection.ReadResponseHeadAsync();
+            while (await connection.ReadBodyAsync(new byte[8]) != 0)
+            {
+            }
+
+            pool.Return(connection);
+            if (i == 0)
+            {
+                first = connection;
+                firstClosed.SetResult();
+                // Bounded wait for the kernel to report the close (no duration is asserted).
+                for (var deadline = DateTime.UtcNow.AddSeconds(10); !first.IsReadableWhileIdle(); await Task.Delay(1))
+                {
+                    Assert.True(DateTime.UtcNow < deadline, "the close was never reported");
+                }
+            }
+        }
+
+        await server; // the second exchange went over a second connection: the server accepted it
     }
 
     public void Dispose()
