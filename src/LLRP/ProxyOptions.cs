@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Net;
 using System.Text;
+using LLHttp;
 using LLRP.Balancing;
 using Microsoft.Extensions.Configuration;
 
@@ -57,7 +58,7 @@ public sealed class ProxyOptions
         new("downstreamShareAfter", "1", "llhttp without shareClients: seconds a client connection stays idle before its downstream connection goes to the shared idle pool (at most 1,024 per downstream)"),
         new("idleTrimAfter", "5", "seconds without connections, requests or exchanges in flight after which the proxy gives back the buffers and heap a burst left (at most once per 16 MiB allocated); 0 is off"),
         new("inlineScheduling", "true", "run each exchange on the socket engine's epoll thread (Kestrel UnsafePreferInlineScheduling + inline socket completions); unsafe with blocking code"),
-        new("socketEngine", "runtime", "llhttp's downstream sockets: runtime (System.Net.Sockets) or epoll (LLHttp's own engine, Linux x86-64: no receive that finds nothing, no poll before reuse)"),
+        new("socketEngine", DefaultSocketEngine.ToString().ToLowerInvariant(), "client connections (Kestrel's transport) and llhttp's downstream connections: epoll (LLHttp's own engine; the default on Linux x86-64) or runtime (System.Net.Sockets; the default elsewhere)"),
         new("statsInterval", "0", "print crank statistics every N seconds; 0 is off"),
         new("statsWindow", "0", "statistics cover the last N seconds that ended with requests served; 0: since the first request"),
     ];
@@ -153,10 +154,14 @@ public sealed class ProxyOptions
     // logging queued). Hosting/InlineSocketCompletions.cs says what it sets and why both halves go together.
     public bool InlineScheduling { get; init; } = true;
 
-    // The runtime's engine by default: it runs everywhere and is what every other .NET variant uses, so the layer costs
-    // compare like with like. Epoll is LLHttp's own engine (LLHttp/Transports/Epoll), measured in
-    // analysis/results/20261126-socket-engine-ab.
-    public LLHttp.LLHttpSocketEngine SocketEngine { get; init; } = LLHttp.LLHttpSocketEngine.Runtime;
+    // LLHttp's own epoll engine where it runs (Linux x86-64), the runtime's elsewhere. It carries every variant's client
+    // connections (Transport/EpollConnection, Kestrel's transport) and llhttp's downstream connections; the
+    // HttpClient-based variants' downstream connections stay on the runtime's engine, a part of what those layers cost.
+    // Measured against the runtime's engine in analysis/results/20261126-socket-engine-ab.
+    public LLHttpSocketEngine SocketEngine { get; init; } = DefaultSocketEngine;
+
+    // A computed property, not a static field: Known (above) reads it while the statics are being initialised.
+    public static LLHttpSocketEngine DefaultSocketEngine => LLHttpSocketEngine.Epoll.IsSupported() ? LLHttpSocketEngine.Epoll : LLHttpSocketEngine.Runtime;
 
     // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
     public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
@@ -234,10 +239,11 @@ public sealed class ProxyOptions
         _ => throw new OptionsException($"--client '{value}' is not one of llhttp, httpclient, httpclient-httpcontext, yarp."),
     };
 
-    public static LLHttp.LLHttpSocketEngine ParseSocketEngine(string? value) => value?.Trim().ToLowerInvariant() switch
+    public static LLHttpSocketEngine ParseSocketEngine(string? value) => value?.Trim().ToLowerInvariant() switch
     {
-        null or "" or "runtime" => LLHttp.LLHttpSocketEngine.Runtime,
-        "epoll" when LLHttp.LLHttpSocketEngineExtensions.IsSupported(LLHttp.LLHttpSocketEngine.Epoll) => LLHttp.LLHttpSocketEngine.Epoll,
+        null or "" => DefaultSocketEngine,
+        "runtime" => LLHttpSocketEngine.Runtime,
+        "epoll" when LLHttpSocketEngine.Epoll.IsSupported() => LLHttpSocketEngine.Epoll,
         "epoll" => throw new OptionsException("--socketEngine epoll runs on Linux x86-64 only; use runtime here."),
         _ => throw new OptionsException($"--socketEngine '{value}' is not one of runtime, epoll."),
     };

@@ -24,7 +24,7 @@ public sealed class FullDuplexTests(DuplexProxies fixture) : IClassFixture<Duple
     private static readonly TimeSpan s_largeCap = TimeSpan.FromSeconds(180);
 
     /// <summary>The variants that forward full duplex: one row each; the other rows of every theory follow from it.</summary>
-    public static readonly string[] DuplexVariants = ["llhttp"];
+    public static readonly string[] DuplexVariants = ["llhttp", "llhttp-runtime-engine"];
 
     public static TheoryData<string, int, bool> Uploads()
     {
@@ -356,7 +356,7 @@ public sealed class DuplexProxies : IAsyncLifetime
     private async Task<(WebApplication, Uri)> StartAsync(string variant)
     {
         var app = LLRP.Hosting.ProxyHost.Build(
-            ["--urls", "http://127.0.0.1:0", "--downstream", Origin.Url.ToString().TrimEnd('/'), "--client", variant]);
+            ["--urls", "http://127.0.0.1:0", "--downstream", Origin.Url.ToString().TrimEnd('/'), .. Variants.Get(variant).Arguments]);
         await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
         return (app, new Uri(LLRP.Hosting.ProxyHost.Addresses(app).First()));
     }
@@ -409,13 +409,14 @@ internal sealed class ProxyProcess : IAsyncDisposable
             port = ((IPEndPoint)probe.LocalEndPoint!).Port;
         }
         var info = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
-        foreach (var arg in new[]
-        {
+        string[] args =
+        [
             "exec", Path.Combine(AppContext.BaseDirectory, "LLRP.dll"),
-            "--urls", $"http://127.0.0.1:{port}", "--downstream", downstream.ToString().TrimEnd('/'), "--client", variant,
+            "--urls", $"http://127.0.0.1:{port}", "--downstream", downstream.ToString().TrimEnd('/'), .. Variants.Get(variant).Arguments,
             // Above the uploads these tests send, which exceed the 30 MB default on purpose.
             "--maxRequestBodySize", $"{1L << 30}",
-        })
+        ];
+        foreach (var arg in args)
         {
             info.ArgumentList.Add(arg);
         }

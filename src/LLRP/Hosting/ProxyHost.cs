@@ -1,9 +1,12 @@
 using System.Globalization;
+using LLHttp;
 using LLRP.Balancing;
 using LLRP.Connections;
 using LLRP.Diagnostics;
 using LLRP.Forwarding;
+using LLRP.Transport;
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
@@ -59,6 +62,12 @@ public static class ProxyHost
                 k.Listen(endPoint, listen => listen.Use(_ => server.OnConnectionAsync));
             }
         });
+
+        if (options.SocketEngine == LLHttpSocketEngine.Epoll)
+        {
+            // Kestrel binds with the transport registered last; registered here, after UseSockets, this one.
+            builder.Services.AddSingleton<IConnectionListenerFactory, EpollConnectionListenerFactory>();
+        }
 
         var app = builder.Build();
         server.UseLogging(app.Services.GetRequiredService<ILoggerFactory>());

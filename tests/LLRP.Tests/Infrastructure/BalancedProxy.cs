@@ -58,7 +58,7 @@ public sealed class BalancedProxy : IAsyncDisposable
         [
             "--urls", "http://127.0.0.1:0",
             "--downstream", string.Join(';', addresses),
-            "--client", variant,
+            .. Variants.Get(variant).Arguments,
             .. options,
         ];
         var app = LLRP.Hosting.ProxyHost.Build(args);

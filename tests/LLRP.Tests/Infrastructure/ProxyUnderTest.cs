@@ -39,7 +39,7 @@ public sealed class ProxyUnderTest : IAsyncDisposable
         [
             "--urls", "http://127.0.0.1:0",
             "--downstream", $"http://127.0.0.1:{downstreamPort}",
-            "--client", variant.Name,
+            .. variant.Arguments,
             .. options,
         ];
         var app = LLRP.Hosting.ProxyHost.Build(args);

@@ -8,10 +8,15 @@ namespace LLRP.Tests.Infrastructure;
 /// that cannot do either (HttpClient): the tests then assert the documented behaviour instead.
 /// <paramref name="ExpectsContinueForLargeOrChunkedBodies"/>: the variant adds its own "Expect: 100-continue" to a
 /// forwarded chunked body and to a Content-Length body of InvokerForwarder.ExpectContinueMinimumContentLength or more
-/// (docs/known-differences.md).
+/// (docs/known-differences.md). <paramref name="Client"/> and <paramref name="Options"/>: a variant that is another variant
+/// under other options names its `--client` and the options (by default `--client` is the name, with no options).
 /// </summary>
 public sealed record Variant(string Name, bool CanonicalFraming, bool RelaysInterim = true, bool SupportsAsteriskForm = true,
-    bool ExpectsContinueForLargeOrChunkedBodies = false);
+    bool ExpectsContinueForLargeOrChunkedBodies = false, string? Client = null, string[]? Options = null)
+{
+    /// <summary>The proxy's command line for this variant: `--client` and its options.</summary>
+    public string[] Arguments => ["--client", Client ?? Name, .. Options ?? []];
+}
 
 public static class Variants
 {
@@ -20,6 +25,8 @@ public static class Variants
     [
         new("httpclient", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false, ExpectsContinueForLargeOrChunkedBodies: true),
         new("llhttp", CanonicalFraming: true),
+        // llhttp on the runtime's sockets, both sides: the engine everywhere but Linux x86-64 (there, the same as llhttp).
+        new("llhttp-runtime-engine", CanonicalFraming: true, Client: "llhttp", Options: ["--socketEngine", "runtime"]),
         new("httpclient-httpcontext", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false, ExpectsContinueForLargeOrChunkedBodies: true),
         new("yarp", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false, ExpectsContinueForLargeOrChunkedBodies: true),
     ];

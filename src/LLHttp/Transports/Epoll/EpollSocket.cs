@@ -11,9 +11,10 @@ namespace LLHttp.Transports.Epoll;
 /// time (each side of a full-duplex exchange has its own). Every system call on the descriptor is made under the socket's
 /// lock after checking that it is open, so a call never reaches a descriptor that was closed and reused. Completions of
 /// pending operations run inline: on the engine's thread for readiness, on the caller's for cancellation and dispose.
-/// Steady-state receives and sends allocate nothing.
+/// Steady-state receives and sends allocate nothing. LLHttp's downstream connections and LLRP's client connections (its
+/// Kestrel transport) both run on it.
 /// </summary>
-internal sealed class EpollSocket : IValueTaskSource<int>, IDisposable
+public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
 {
     private static readonly Action<object?, CancellationToken> s_cancelReceive = static (s, t) => ((EpollSocket)s!).CancelReceive(t);
 
@@ -25,6 +26,11 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IDisposable
     // True until a receive drained the socket (it returned fewer bytes than asked, or EAGAIN); set again by every
     // readable event. False means: no byte and no end of stream arrived since the socket was last drained.
     private bool _readReady = true;
+
+    // The peer's FIN (or an error) was reported. Its event may come with the last bytes, and a receive that takes those
+    // bytes is short without having read the end of stream, which no later event announces: from here on every
+    // receive tries.
+    private bool _readClosed;
 
     // Set by the first writable event (a connect ended) and never cleared: a send tries first anyway.
     private bool _writableSeen;
@@ -42,12 +48,21 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IDisposable
         _send = new SendOperation(this);
     }
 
-    public int Fd { get; }
+    internal int Fd { get; }
 
     /// <summary>The event data of this socket's registration (set by <see cref="EpollEngine.Register"/>).</summary>
     internal ulong Token { get; set; }
 
     internal int LoopEpollFd { get; set; }
+
+    /// <summary>Serves a connected socket (an accepted one, say) from now on; the runtime must not have served it.</summary>
+    public static EpollSocket Serve(Socket connected)
+    {
+        connected.Blocking = false;
+        var served = new EpollSocket(connected);
+        EpollEngine.Register(served);
+        return served;
+    }
 
     /// <summary>Connects to the first address of <paramref name="endPoint"/> that accepts, then serves the socket.</summary>
     public static async ValueTask<EpollSocket> ConnectAsync(EndPoint endPoint, CancellationToken cancellationToken)
@@ -129,7 +144,10 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IDisposable
         }
     }
 
-    /// <summary>Receives at least one byte, or returns 0 at end of stream.</summary>
+    /// <summary>
+    /// Receives at least one byte, or returns 0 at end of stream. An empty buffer waits until the socket is readable
+    /// and returns 0, without a system call: a caller can wait for data before it takes a buffer.
+    /// </summary>
     public ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
@@ -241,7 +259,7 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IDisposable
     {
         if ((events & (EpollIn | EpollRdHup | EpollHup | EpollErr)) != 0)
         {
-            OnReadable();
+            OnReadable((events & (EpollRdHup | EpollHup | EpollErr)) != 0);
         }
 
         if ((events & (EpollOut | EpollHup | EpollErr)) != 0)
@@ -250,7 +268,7 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IDisposable
         }
     }
 
-    private void OnReadable()
+    private void OnReadable(bool closed)
     {
         nint received;
         int errno;
@@ -263,6 +281,7 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IDisposable
             }
 
             _readReady = true;
+            _readClosed |= closed;
             if (!_receivePending)
             {
                 return;
@@ -318,6 +337,13 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IDisposable
     // when the socket is drained.
     private unsafe nint Receive(Span<byte> buffer, int flags, out int errno)
     {
+        errno = 0;
+        if (buffer.IsEmpty)
+        {
+            // A wait for readability: the caller comes back with a buffer.
+            return 0;
+        }
+
         nint received;
         fixed (byte* p = buffer)
         {
@@ -335,8 +361,7 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IDisposable
             return -1;
         }
 
-        errno = 0;
-        if (received > 0 && received < buffer.Length)
+        if (received > 0 && received < buffer.Length && !_readClosed)
         {
             _readReady = false;
         }
@@ -365,6 +390,29 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IDisposable
         }
 
         return 0;
+    }
+
+    /// <summary>Shuts down one or both directions (a FIN for <see cref="SocketShutdown.Send"/>); false when already closed.</summary>
+    public bool Shutdown(SocketShutdown how)
+    {
+        lock (_lock)
+        {
+            if (_closed)
+            {
+                return false;
+            }
+
+            try
+            {
+                _socket.Shutdown(how);
+                return true;
+            }
+            catch (SocketException)
+            {
+                // Not connected any more (a reset): nothing is left to shut down.
+                return false;
+            }
+        }
     }
 
     public void Dispose()
