@@ -13,8 +13,9 @@ namespace LLRP.Transport;
 /// One client connection on LLHttp's epoll engine, as Kestrel sees it: two pipes and the loops that move bytes between
 /// them and the socket. The receive loop waits for the socket to become readable before it takes a buffer, so an idle
 /// connection holds none, and then reads once: one receive per request where the runtime's socket transport makes two.
-/// Both loops run inline (on the engine's thread for readiness, on the writer's thread for a flush), as Kestrel's
-/// UnsafePreferInlineScheduling does. The lifecycle follows Kestrel's socket transport: the end of the receive loop
+/// Both loops run inline (on the engine's thread for readiness, on the writer's thread for a flush); the app's reads
+/// and flushes resume on the scheduler given: inline with inlineScheduling, as Kestrel's UnsafePreferInlineScheduling
+/// does, or the thread pool. The lifecycle follows Kestrel's socket transport: the end of the receive loop
 /// (the client's FIN, a reset, an abort) fires <see cref="ConnectionClosed"/>; the end of the send loop (the app
 /// completed its output, or an abort) shuts the socket down both ways and closes it.
 /// </summary>
@@ -39,7 +40,7 @@ internal sealed class EpollConnection : ConnectionContext,
     private bool _socketClosed;
     private Task _processing = Task.CompletedTask;
 
-    public EpollConnection(Socket accepted, MemoryPool<byte> pool, long maxReadBufferSize, long maxWriteBufferSize)
+    public EpollConnection(Socket accepted, MemoryPool<byte> pool, PipeScheduler appScheduler, long maxReadBufferSize, long maxWriteBufferSize)
     {
         LocalEndPoint = accepted.LocalEndPoint;
         RemoteEndPoint = accepted.RemoteEndPoint;
@@ -50,9 +51,10 @@ internal sealed class EpollConnection : ConnectionContext,
         ConnectionId = $"epoll-{Interlocked.Increment(ref s_lastId):x}";
         ConnectionClosed = _closed.Token;
 
-        _input = new Pipe(new PipeOptions(pool, PipeScheduler.Inline, PipeScheduler.Inline,
+        // PipeOptions(pool, readerScheduler, writerScheduler, ...): the input's reader and the output's writer are the app.
+        _input = new Pipe(new PipeOptions(pool, appScheduler, PipeScheduler.Inline,
             maxReadBufferSize, maxReadBufferSize / 2, MinimumReceiveBuffer, useSynchronizationContext: false));
-        _output = new Pipe(new PipeOptions(pool, PipeScheduler.Inline, PipeScheduler.Inline,
+        _output = new Pipe(new PipeOptions(pool, PipeScheduler.Inline, appScheduler,
             maxWriteBufferSize, maxWriteBufferSize / 2, useSynchronizationContext: false));
         Transport = new DuplexPipe(_input.Reader, _output.Writer);
 

@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.IO.Pipelines;
 using System.Net;
 using System.Net.Sockets;
 using Microsoft.AspNetCore.Connections;
@@ -9,7 +10,7 @@ namespace LLRP.Transport;
 /// Kestrel's transport for --socketEngine epoll: client connections accepted by the runtime's socket (one accept per
 /// connection is not the hot path) and then served by LLHttp's epoll engine (<see cref="EpollConnection"/>).
 /// </summary>
-internal sealed class EpollConnectionListenerFactory(IMemoryPoolFactory<byte> pools) : IConnectionListenerFactory
+internal sealed class EpollConnectionListenerFactory(IMemoryPoolFactory<byte> pools, ProxyOptions options) : IConnectionListenerFactory
 {
     // Kestrel's socket transport defaults (SocketTransportOptions): 1 MiB of request bytes not yet read by the app
     // pauses the receive; 64 KiB of response bytes not yet sent pauses the app's flush. Its listen backlog is 512.
@@ -46,10 +47,12 @@ internal sealed class EpollConnectionListenerFactory(IMemoryPoolFactory<byte> po
             throw;
         }
 
-        return new ValueTask<IConnectionListener>(new Listener(listen, pools.Create()));
+        // inlineScheduling=false: the app's side of each pipe runs on the thread pool, as with Kestrel's own transport.
+        var appScheduler = options.InlineScheduling ? PipeScheduler.Inline : PipeScheduler.ThreadPool;
+        return new ValueTask<IConnectionListener>(new Listener(listen, pools.Create(), appScheduler));
     }
 
-    private sealed class Listener(Socket listen, MemoryPool<byte> pool) : IConnectionListener
+    private sealed class Listener(Socket listen, MemoryPool<byte> pool, PipeScheduler appScheduler) : IConnectionListener
     {
         public EndPoint EndPoint { get; } = listen.LocalEndPoint!;
 
@@ -75,7 +78,7 @@ internal sealed class EpollConnectionListenerFactory(IMemoryPoolFactory<byte> po
                     continue; // a connection that was reset before it was accepted
                 }
 
-                var connection = new EpollConnection(accepted, pool, MaxReadBufferSize, MaxWriteBufferSize);
+                var connection = new EpollConnection(accepted, pool, appScheduler, MaxReadBufferSize, MaxWriteBufferSize);
                 connection.Start();
                 return connection;
             }

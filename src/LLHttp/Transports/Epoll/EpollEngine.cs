@@ -23,6 +23,10 @@ internal static class EpollEngine
     private static Loop[]? s_loops;
     private static int s_nextLoop;
 
+    // The loop whose thread this is (null on every other thread).
+    [ThreadStatic]
+    private static Loop? t_loop;
+
     // Registered sockets by slot; an event carries (registration number << 32 | slot), so an event that arrives for a
     // socket after it left its slot (the slot may hold another socket by then) is recognised and dropped.
     private static EpollSocket?[] s_slots = new EpollSocket?[256];
@@ -51,7 +55,10 @@ internal static class EpollEngine
 
             socket.Token = ((ulong)++s_registrations << 32) | (uint)slot;
             s_slots[slot] = socket;
-            loop = s_loops[s_nextLoop++ % s_loops.Length];
+            // A socket opened by code that runs on a loop (a downstream connection opened for a client connection's
+            // request) joins that loop, so the whole exchange runs on one thread and neither side waits for the other
+            // thread to wake up; any other socket goes to the loops in turn.
+            loop = t_loop ?? s_loops[s_nextLoop++ % s_loops.Length];
         }
 
         // Stored before it is added: the first event can come as soon as it is.
@@ -129,6 +136,7 @@ internal static class EpollEngine
 
         private void Run()
         {
+            t_loop = this;
             var events = (EpollEvent*)NativeMemory.Alloc(MaxEvents, (nuint)sizeof(EpollEvent));
             while (true)
             {
