@@ -78,7 +78,19 @@ internal sealed class EpollConnectionListenerFactory(IMemoryPoolFactory<byte> po
                     continue; // a connection that was reset before it was accepted
                 }
 
-                var connection = new EpollConnection(accepted, pool, appScheduler, MaxReadBufferSize, MaxWriteBufferSize);
+                EpollConnection connection;
+                try
+                {
+                    connection = new EpollConnection(accepted, pool, appScheduler, MaxReadBufferSize, MaxWriteBufferSize);
+                }
+                catch (SocketException)
+                {
+                    // The client reset before its end points or NoDelay could be read, or the engine could not take
+                    // the socket (the kernel's epoll watch limit, say): this client is dropped, the listener goes on.
+                    accepted.Dispose();
+                    continue;
+                }
+
                 connection.Start();
                 return connection;
             }

@@ -14,18 +14,19 @@ namespace LLHttp.Transports.Epoll;
 /// Steady-state receives and sends allocate nothing. LLHttp's downstream connections and LLRP's client connections (its
 /// Kestrel transport) both run on it.
 /// </summary>
-public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
+public sealed class EpollSocket : IDisposable
 {
-    private static readonly Action<object?, CancellationToken> s_cancelReceive = static (s, t) => ((EpollSocket)s!).CancelReceive(t);
-
     private readonly Socket _socket;
     private readonly Lock _lock = new();
-    private readonly SendOperation _send;
+    private readonly PendingOperation<Memory<byte>> _receive;
+    private readonly PendingOperation<ReadOnlyMemory<byte>> _send;
     private bool _closed;
 
-    // True until a receive drained the socket (it returned fewer bytes than asked, or EAGAIN); set again by every
-    // readable event. False means: no byte and no end of stream arrived since the socket was last drained.
-    private bool _readReady = true;
+    // Set by every readable event, cleared by a receive that drained the socket (it returned fewer bytes than asked,
+    // or EAGAIN). False means: no byte and no end of stream arrived since the socket was last drained. False at first:
+    // registering a socket that is already readable reports an event at once, so a new socket is not tried before
+    // its first event (and an accepted connection that has sent nothing yet is not given a buffer to wait in).
+    private bool _readReady;
 
     // The peer's FIN (or an error) was reported. Its event may come with the last bytes, and a receive that takes those
     // bytes is short without having read the end of stream, which no later event announces: from here on every
@@ -35,17 +36,12 @@ public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
     // Set by the first writable event (a connect ended) and never cleared: a send tries first anyway.
     private bool _writableSeen;
 
-    private ManualResetValueTaskSourceCore<int> _receive;
-    private bool _receivePending;
-    private Memory<byte> _receiveBuffer;
-    private CancellationToken _receiveToken;
-    private CancellationTokenRegistration _receiveRegistration;
-
     private EpollSocket(Socket socket)
     {
         _socket = socket;
         Fd = (int)socket.SafeHandle.DangerousGetHandle();
-        _send = new SendOperation(this);
+        _receive = new PendingOperation<Memory<byte>>(_lock);
+        _send = new PendingOperation<ReadOnlyMemory<byte>>(_lock);
     }
 
     internal int Fd { get; }
@@ -58,10 +54,18 @@ public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
     /// <summary>Serves a connected socket (an accepted one, say) from now on; the runtime must not have served it.</summary>
     public static EpollSocket Serve(Socket connected)
     {
-        connected.Blocking = false;
-        var served = new EpollSocket(connected);
-        EpollEngine.Register(served);
-        return served;
+        try
+        {
+            connected.Blocking = false;
+            var served = new EpollSocket(connected);
+            EpollEngine.Register(served);
+            return served;
+        }
+        catch
+        {
+            connected.Dispose();
+            throw;
+        }
     }
 
     /// <summary>Connects to the first address of <paramref name="endPoint"/> that accepts, then serves the socket.</summary>
@@ -164,7 +168,7 @@ public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
 
             if (_readReady)
             {
-                nint received = Receive(buffer.Span, 0, out int errno);
+                nint received = Receive(buffer.Span, out int errno);
                 if (received >= 0)
                 {
                     return new ValueTask<int>((int)received);
@@ -176,16 +180,7 @@ public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
                 }
             }
 
-            _receive.Reset();
-            _receiveBuffer = buffer;
-            _receivePending = true;
-            if (cancellationToken.CanBeCanceled)
-            {
-                _receiveToken = cancellationToken;
-                _receiveRegistration = cancellationToken.UnsafeRegister(s_cancelReceive, this);
-            }
-
-            return new ValueTask<int>(this, _receive.Version);
+            return new ValueTask<int>(_receive, _receive.Start(buffer, cancellationToken));
         }
     }
 
@@ -207,7 +202,7 @@ public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
             if (buffer.IsEmpty)
             {
                 // The wait for a connect: its writable event may have come before this call.
-                return _writableSeen ? default : _send.Start(buffer, cancellationToken);
+                return _writableSeen ? default : new ValueTask(_send, _send.Start(buffer, cancellationToken));
             }
 
             int errno = Send(ref buffer);
@@ -221,7 +216,7 @@ public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
                 return ValueTask.FromException(new SocketException((int)ToSocketError(errno)));
             }
 
-            return _send.Start(buffer, cancellationToken);
+            return new ValueTask(_send, _send.Start(buffer, cancellationToken));
         }
     }
 
@@ -264,7 +259,7 @@ public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
 
         if ((events & (EpollOut | EpollHup | EpollErr)) != 0)
         {
-            _send.OnWritable();
+            OnWritable();
         }
     }
 
@@ -282,60 +277,55 @@ public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
 
             _readReady = true;
             _readClosed |= closed;
-            if (!_receivePending)
+            if (!_receive.IsPending)
             {
                 return;
             }
 
-            received = Receive(_receiveBuffer.Span, 0, out errno);
-            if (received < 0 && errno == EAgain)
+            received = Receive(_receive.Buffer.Span, out errno);
+            if (errno == EAgain)
             {
                 return;
             }
 
-            registration = EndReceive();
+            registration = _receive.End();
         }
 
-        registration.Unregister();
-        if (received >= 0)
-        {
-            _receive.SetResult((int)received);
-        }
-        else
-        {
-            _receive.SetException(new SocketException((int)ToSocketError(errno)));
-        }
+        _receive.Complete(registration, (int)received, errno);
     }
 
-    private void CancelReceive(CancellationToken token)
+    private void OnWritable()
     {
+        int errno;
+        CancellationTokenRegistration registration;
         lock (_lock)
         {
-            if (!_receivePending || _receiveToken != token)
+            if (_closed)
             {
                 return;
             }
 
-            _ = EndReceive();
+            _writableSeen = true;
+            if (!_send.IsPending)
+            {
+                return;
+            }
+
+            errno = Send(ref _send.Buffer);
+            if (errno == EAgain)
+            {
+                return;
+            }
+
+            registration = _send.End();
         }
 
-        _receive.SetException(new OperationCanceledException(token));
+        _send.Complete(registration, 0, errno);
     }
 
-    // Under the lock.
-    private CancellationTokenRegistration EndReceive()
-    {
-        var registration = _receiveRegistration;
-        _receivePending = false;
-        _receiveBuffer = default;
-        _receiveToken = default;
-        _receiveRegistration = default;
-        return registration;
-    }
-
-    // Under the lock, socket open. Returns the byte count (0: end of stream) or -1 with errno; clears the ready flag
-    // when the socket is drained.
-    private unsafe nint Receive(Span<byte> buffer, int flags, out int errno)
+    // Under the lock, socket open. Returns the byte count (0: end of stream) with errno 0, or -1 with the errno; clears
+    // the ready flag when the socket is drained.
+    private unsafe nint Receive(Span<byte> buffer, out int errno)
     {
         errno = 0;
         if (buffer.IsEmpty)
@@ -347,7 +337,7 @@ public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
         nint received;
         fixed (byte* p = buffer)
         {
-            received = recv(Fd, p, (nuint)buffer.Length, flags | MsgDontWait);
+            received = recv(Fd, p, (nuint)buffer.Length, MsgDontWait);
         }
 
         if (received < 0)
@@ -431,89 +421,63 @@ public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
         _socket.Dispose();
 
         // As the runtime's sockets do, a receive or send pending at close fails with OperationAborted.
-        CancellationTokenRegistration registration = default;
-        bool receivePending;
-        lock (_lock)
-        {
-            receivePending = _receivePending;
-            if (receivePending)
-            {
-                registration = EndReceive();
-            }
-        }
-
-        if (receivePending)
-        {
-            registration.Unregister();
-            _receive.SetException(new SocketException((int)SocketError.OperationAborted));
-        }
-
+        _receive.Abort();
         _send.Abort();
     }
 
-    int IValueTaskSource<int>.GetResult(short token) => _receive.GetResult(token);
-
-    ValueTaskSourceStatus IValueTaskSource<int>.GetStatus(short token) => _receive.GetStatus(token);
-
-    void IValueTaskSource<int>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
-        => _receive.OnCompleted(continuation, state, token, flags);
-
-    /// <summary>The pending send of a socket (or the wait for its connect), as its own value-task source.</summary>
-    private sealed class SendOperation(EpollSocket socket) : IValueTaskSource
+    /// <summary>
+    /// A receive or a send waiting for readiness: its buffer, its cancellation, and the value-task source its caller
+    /// awaits. Started, ended and cancelled under the socket's lock; completed after the lock is released, since the
+    /// caller's continuation runs inline.
+    /// </summary>
+    private sealed class PendingOperation<TBuffer>(Lock socketLock) : IValueTaskSource<int>, IValueTaskSource
+        where TBuffer : struct
     {
-        private static readonly Action<object?, CancellationToken> s_cancel = static (s, t) => ((SendOperation)s!).Cancel(t);
+        private static readonly Action<object?, CancellationToken> s_cancel =
+            static (state, token) => ((PendingOperation<TBuffer>)state!).Cancel(token);
 
-        private ManualResetValueTaskSourceCore<bool> _core;
-        private bool _pending;
-        private ReadOnlyMemory<byte> _buffer;
+        private ManualResetValueTaskSourceCore<int> _core;
         private CancellationToken _token;
         private CancellationTokenRegistration _registration;
 
-        // Under the socket's lock.
-        public ValueTask Start(ReadOnlyMemory<byte> rest, CancellationToken cancellationToken)
+        // What is left to receive into or to send; a field, so that a partial send can advance it in place.
+        public TBuffer Buffer;
+
+        public bool IsPending { get; private set; }
+
+        // Under the lock. Returns the token of the value task the caller gets.
+        public short Start(TBuffer buffer, CancellationToken cancellationToken)
         {
             _core.Reset();
-            _buffer = rest;
-            _pending = true;
+            Buffer = buffer;
+            IsPending = true;
             if (cancellationToken.CanBeCanceled)
             {
                 _token = cancellationToken;
                 _registration = cancellationToken.UnsafeRegister(s_cancel, this);
             }
 
-            return new ValueTask(this, _core.Version);
+            return _core.Version;
         }
 
-        public void OnWritable()
+        // Under the lock: no longer pending. The caller completes it once the lock is released.
+        public CancellationTokenRegistration End()
         {
-            int errno;
-            CancellationTokenRegistration registration;
-            lock (socket._lock)
-            {
-                if (socket._closed)
-                {
-                    return;
-                }
+            var registration = _registration;
+            IsPending = false;
+            Buffer = default;
+            _token = default;
+            _registration = default;
+            return registration;
+        }
 
-                socket._writableSeen = true;
-                if (!_pending)
-                {
-                    return;
-                }
-
-                errno = socket.Send(ref _buffer);
-                if (errno == EAgain)
-                {
-                    return;
-                }
-
-                registration = End();
-            }
-
+        // Outside the lock: errno 0 is success with the result; any other fails with its SocketError.
+        public void Complete(CancellationTokenRegistration registration, int result, int errno)
+        {
             registration.Unregister();
             if (errno == 0)
             {
-                _core.SetResult(true);
+                _core.SetResult(result);
             }
             else
             {
@@ -524,9 +488,9 @@ public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
         public void Abort()
         {
             CancellationTokenRegistration registration;
-            lock (socket._lock)
+            lock (socketLock)
             {
-                if (!_pending)
+                if (!IsPending)
                 {
                     return;
                 }
@@ -540,9 +504,10 @@ public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
 
         private void Cancel(CancellationToken token)
         {
-            lock (socket._lock)
+            lock (socketLock)
             {
-                if (!_pending || _token != token)
+                // A registration that fired for an operation that has ended since (or for a later one with another token).
+                if (!IsPending || _token != token)
                 {
                     return;
                 }
@@ -553,18 +518,9 @@ public sealed class EpollSocket : IValueTaskSource<int>, IDisposable
             _core.SetException(new OperationCanceledException(token));
         }
 
-        // Under the socket's lock.
-        private CancellationTokenRegistration End()
-        {
-            var registration = _registration;
-            _pending = false;
-            _buffer = default;
-            _token = default;
-            _registration = default;
-            return registration;
-        }
+        int IValueTaskSource<int>.GetResult(short token) => _core.GetResult(token);
 
-        public void GetResult(short token) => _core.GetResult(token);
+        void IValueTaskSource.GetResult(short token) => _core.GetResult(token);
 
         public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
 
