@@ -382,25 +382,23 @@ public sealed class EpollSocket : IDisposable
         return 0;
     }
 
-    /// <summary>Shuts down one or both directions (a FIN for <see cref="SocketShutdown.Send"/>); false when already closed.</summary>
-    public bool Shutdown(SocketShutdown how)
+    /// <summary>Shuts down one or both directions (a FIN for <see cref="SocketShutdown.Send"/>); nothing once closed.</summary>
+    public void Shutdown(SocketShutdown how)
     {
         lock (_lock)
         {
             if (_closed)
             {
-                return false;
+                return;
             }
 
             try
             {
                 _socket.Shutdown(how);
-                return true;
             }
             catch (SocketException)
             {
                 // Not connected any more (a reset): nothing is left to shut down.
-                return false;
             }
         }
     }
