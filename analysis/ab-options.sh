@@ -5,7 +5,8 @@
 # takes the load lock for itself, so other loads on a shared machine can run between runs, never during one.
 #
 # usage: analysis/ab-options.sh OUT_DIR NAME='K=V K=V' [NAME='...']...
-#   NAME=''  the configuration's extra environment for the proxy ('' = the defaults)
+#   NAME=''  the configuration's extra environment for the proxy ('' = the defaults); a word LLRP_DIR=PATH runs that
+#            published build instead of the shared one, so two commits can be compared in one sitting
 # Environment: ROUNDS (3), WARMUP_S (15), DURATION_S (10), CONNECTIONS (64), URL_PATH (/; Downstream answers
 #   /?s=N with N body bytes), PROXY_PORT (9780), DS_PORT (9781), LLRP_DIR and DS_DIR (published builds; default:
 #   published here into OUT_DIR/bin from this checkout), LOCK (/tmp/llrp-load.lock), LOCK_WAIT_S (900: a run
@@ -56,6 +57,7 @@ if [ "${1:-}" = "--run" ]; then
   env DOTNET_TieredPGO=1 "$DS_DIR/Downstream" --urls "http://127.0.0.1:$DS_PORT" > "$OUT/$label.downstream.txt" 2>&1 &
   pids+=($!)
   wait_port "$DS_PORT"
+  for word in $env_words; do case "$word" in LLRP_DIR=*) LLRP_DIR="${word#LLRP_DIR=}" ;; esac; done
   # shellcheck disable=SC2086
   env $env_words "$LLRP_DIR/LLRP" --urls "http://127.0.0.1:$PROXY_PORT" \
     --downstream "http://127.0.0.1:$DS_PORT" --client llhttp > "$OUT/$label.proxy.txt" 2>&1 &
