@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Net;
 using System.Net.Sockets;
 using LLHttp.Transports.Epoll;
@@ -122,6 +123,88 @@ public sealed class EpollSocketTests : IDisposable
 
         await send.AsTask().WaitAsync(Patience);
         Assert.Equal(message, received);
+    }
+
+    // A sequence of the given pieces of the message, one segment each (empty pieces included).
+    private static ReadOnlySequence<byte> Segments(byte[] message, params int[] lengths)
+    {
+        Segment? first = null, last = null;
+        int offset = 0;
+        foreach (int length in lengths)
+        {
+            var segment = new Segment(message.AsMemory(offset, length), last);
+            first ??= segment;
+            last = segment;
+            offset += length;
+        }
+
+        Assert.Equal(message.Length, offset);
+        return new ReadOnlySequence<byte>(first!, 0, last!, last!.Memory.Length);
+    }
+
+    private sealed class Segment : ReadOnlySequenceSegment<byte>
+    {
+        public Segment(ReadOnlyMemory<byte> memory, Segment? previous)
+        {
+            Memory = memory;
+            if (previous is not null)
+            {
+                RunningIndex = previous.RunningIndex + previous.Memory.Length;
+                previous.Next = this;
+            }
+        }
+    }
+
+    [EpollFact]
+    public async Task Every_segmentation_of_a_gathered_send_arrives_whole_and_in_order()
+    {
+        // Every two- and three-way split (empty segments included), and one-byte segments past the most one call gathers.
+        var message = Pattern(24);
+        var segmentations = new List<int[]> { Enumerable.Repeat(1, message.Length).ToArray() };
+        for (int a = 0; a <= message.Length; a++)
+        {
+            for (int b = a; b <= message.Length; b++)
+            {
+                segmentations.Add([a, b - a, message.Length - b]);
+            }
+        }
+
+        Assert.True(message.Length > EpollSocket.MaxGatheredSegments / 2);
+        var (client, server) = await PairAsync();
+        var longMessage = Pattern(EpollSocket.MaxGatheredSegments * 3 + 1);
+        await client.SendAsync(Segments(longMessage, Enumerable.Repeat(1, longMessage.Length).ToArray()), CancellationToken.None);
+        Assert.Equal(longMessage, await ReceiveAllAsync(server, longMessage.Length));
+        foreach (var lengths in segmentations)
+        {
+            await client.SendAsync(Segments(message, lengths), CancellationToken.None);
+            Assert.Equal(message, await ReceiveAllAsync(server, message.Length));
+        }
+    }
+
+    [EpollFact]
+    public async Task A_gathered_send_larger_than_the_socket_buffers_waits_for_the_peer_and_loses_no_byte()
+    {
+        // 4 KiB segments, as a pipe's blocks: partial sends end mid-segment and the rest waits for writability.
+        var (client, server) = await PairAsync();
+        var message = Pattern(16 * 1024 * 1024);
+        var send = client.SendAsync(Segments(message, Enumerable.Repeat(4096, message.Length / 4096).ToArray()), CancellationToken.None);
+        Assert.False(send.IsCompleted, "16 MiB fitted the socket buffers: the test no longer covers a send that waits");
+        var received = await ReceiveAllAsync(server, message.Length);
+        await send.AsTask().WaitAsync(Patience);
+        Assert.Equal(message, received);
+    }
+
+    private static async Task<byte[]> ReceiveAllAsync(Socket socket, int count)
+    {
+        var received = new byte[count];
+        for (int total = 0; total < count;)
+        {
+            int n = await socket.ReceiveAsync(received.AsMemory(total)).AsTask().WaitAsync(Patience);
+            Assert.NotEqual(0, n);
+            total += n;
+        }
+
+        return received;
     }
 
     [EpollFact]

@@ -170,9 +170,10 @@ internal sealed class EpollConnection : ConnectionContext,
                 }
 
                 var buffer = result.Buffer;
-                foreach (var segment in buffer)
+                if (!buffer.IsEmpty)
                 {
-                    await _socket.SendAsync(segment, CancellationToken.None).ConfigureAwait(false);
+                    // Every segment in one gathered send, as Kestrel's socket transport does.
+                    await _socket.SendAsync(buffer, CancellationToken.None).ConfigureAwait(false);
                 }
 
                 output.AdvanceTo(buffer.End);
