@@ -9,7 +9,8 @@
 #           strace   strace -c -f for STRACE_S seconds (syscall breakdown; strace slows the process)
 #   TARGET  llhttp | nginx | haproxy
 # Environment: LLRP_DIR (published LLRP, default /tmp/prof/llrp), DS_DIR (published Downstream, /tmp/prof/ds),
-#   PROXY_PORT (58080), DS_PORT (58081), WARMUP_S (15), PERF_S (10), STRACE_S (5), CONNECTIONS (64),
+#   PROXY_PORT (58080), DS_PORT (58081), WARMUP_S (15), PERF_S (10), STRACE_S (5), CONNECTIONS (64), URL_PATH (/;
+#   the origin answers /?s=N with N body bytes),
 #   PROXY_ENV ("K=V K=V", extra environment for the .NET proxy), BASE_ENV (environment the profile mode adds so
 #   that perf can name .NET frames; empty in the other modes).
 # Writes OUT_DIR/<LABEL>.* : perf.data, perf-stat.txt, wrk.txt, proc.txt (CPU ticks and context switches over
@@ -19,7 +20,7 @@ mode="${1:?mode}" target="${2:?target}" out="${3:?out dir}" label="${4:-$2}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 : "${LLRP_DIR:=/tmp/prof/llrp}" "${DS_DIR:=/tmp/prof/ds}" "${PROXY_PORT:=58080}" "${DS_PORT:=58081}"
-: "${WARMUP_S:=15}" "${PERF_S:=10}" "${STRACE_S:=5}" "${CONNECTIONS:=64}" "${PROXY_ENV:=}"
+: "${WARMUP_S:=15}" "${PERF_S:=10}" "${STRACE_S:=5}" "${CONNECTIONS:=64}" "${URL_PATH:=/}" "${PROXY_ENV:=}"
 # perf resolves JIT frames through /tmp/perf-PID.map only if the code is not in the W^X double mapping, and it cannot
 # name ReadyToRun code at all: so the profile runs JIT everything (the benchmarks' "pgo" profile does the same).
 if [ "$mode" = profile ]; then : "${BASE_ENV=DOTNET_PerfMapEnabled=1 DOTNET_EnableWriteXorExecute=0 DOTNET_ReadyToRun=0}"; fi
@@ -63,7 +64,7 @@ esac
 pid=$!; groups+=("$pid")
 wait_port "$PROXY_PORT"
 sleep 0.5
-url="http://127.0.0.1:$PROXY_PORT/"
+url="http://127.0.0.1:$PROXY_PORT$URL_PATH"
 
 timeout $((WARMUP_S + 5)) wrk -t1 -c"$CONNECTIONS" -d"${WARMUP_S}s" "$url" > "$out/$label.warmup.txt"
 
