@@ -15,7 +15,8 @@
 # RPS, proxy CPU us/request (utime+stime of every thread from /proc over the measured wrk run / wrk's requests),
 # voluntary and involuntary context switches per request, the number of the runtime's socket engine threads
 # (".NET Sockets": 1 on this machine by default, one per core when DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1
-# took effect) and their share of the proxy's CPU; then the median per configuration.
+# took effect) and their share of the proxy's CPU, the number of LLHttp's epoll engine threads ("LLHttp epoll N":
+# engineThreads when socketEngine=epoll); then the median per configuration.
 set -euo pipefail
 
 # One run (the script calls itself under the lock): origin, proxy with the configuration's environment, warm-up,
@@ -40,18 +41,20 @@ if [ "${1:-}" = "--run" ]; then
                 echo "ab-options: port $1 not ready" >&2; return 1; }
   # Process CPU ticks (every thread), context switches summed over its threads, socket engine threads and their ticks.
   proc_sample() {
-    local pid="$1" stat v=0 n=0 engines=0 engine_ticks=0 f t k val
+    local pid="$1" stat v=0 n=0 engines=0 engine_ticks=0 loops=0 f t k val comm
     stat="$(cat "/proc/$pid/stat")"; read -r -a f <<< "${stat##*) }"
     for t in /proc/"$pid"/task/*; do
       while read -r k val; do
         case "$k" in voluntary_ctxt_switches:) v=$((v + val)) ;; nonvoluntary_ctxt_switches:) n=$((n + val)) ;; esac
       done < "$t/status" 2>/dev/null || true
-      if [ "$(cat "$t/comm" 2>/dev/null)" = ".NET Sockets" ]; then
+      comm="$(cat "$t/comm" 2>/dev/null || true)"
+      case "$comm" in "LLHttp epoll "*) loops=$((loops + 1)) ;; esac
+      if [ "$comm" = ".NET Sockets" ]; then
         stat="$(cat "$t/stat")"; read -r -a tf <<< "${stat##*) }"
         engines=$((engines + 1)) engine_ticks=$((engine_ticks + tf[11] + tf[12]))
       fi
     done
-    echo "$((f[11] + f[12])) $v $n $engines $engine_ticks"
+    echo "$((f[11] + f[12])) $v $n $engines $engine_ticks $loops"
   }
   # exec'd by env: $! is the server's own PID.
   env DOTNET_TieredPGO=1 "$DS_DIR/Downstream" --urls "http://127.0.0.1:$DS_PORT" > "$OUT/$label.downstream.txt" 2>&1 &
@@ -105,7 +108,7 @@ done
 
 # Summary: per run, then the median per configuration (wrk's "N requests in" is the request count).
 {
-  printf 'run\trequests\trps\tcpu_us_per_request\tvol_per_request\tinvol_per_request\tengines\tengine_cpu_share\terrors\n'
+  printf 'run\trequests\trps\tcpu_us_per_request\tvol_per_request\tinvol_per_request\tengines\tengine_cpu_share\tepoll_threads\terrors\n'
   for config in "$@"; do
     name="${config%%=*}"
     for r in $(seq 1 "$ROUNDS"); do
@@ -114,10 +117,10 @@ done
       requests="$(awk '/requests in/ {print $1}' "$out/$label.wrk.txt")"
       rps="$(awk '/^Requests\/sec/ {print $2}' "$out/$label.wrk.txt")"
       errors="$(awk '/Non-2xx|Socket errors/ {printf "%s ", $0}' "$out/$label.wrk.txt")"
-      read -r t0 v0 n0 _ e0 < <(sed -n 1p "$out/$label.proc.txt"); read -r t1 v1 n1 engines e1 < <(sed -n 2p "$out/$label.proc.txt")
+      read -r t0 v0 n0 _ e0 < <(sed -n 1p "$out/$label.proc.txt"); read -r t1 v1 n1 engines e1 loops < <(sed -n 2p "$out/$label.proc.txt")
       awk -v n="$label" -v q="$requests" -v rps="$rps" -v dt=$((t1 - t0)) -v hz="$tick_hz" -v dv=$((v1 - v0)) -v dn=$((n1 - n0)) \
-        -v eng="$engines" -v de=$((e1 - e0)) -v e="${errors:-none}" \
-        'BEGIN { printf "%s\t%d\t%.0f\t%.1f\t%.2f\t%.2f\t%d\t%.2f\t%s\n", n, q, rps, dt / hz * 1e6 / q, dv / q, dn / q, eng, dt ? de / dt : 0, e }'
+        -v eng="$engines" -v de=$((e1 - e0)) -v loops="${loops:-0}" -v e="${errors:-none}" \
+        'BEGIN { printf "%s\t%d\t%.0f\t%.1f\t%.2f\t%.2f\t%d\t%.2f\t%d\t%s\n", n, q, rps, dt / hz * 1e6 / q, dv / q, dn / q, eng, dt ? de / dt : 0, loops, e }'
     done
   done
 } > "$out/summary.tsv"
@@ -127,6 +130,6 @@ for config in "$@"; do
     function med(a, m,   j, s, t, x) { for (j = 1; j <= m; j++) s[j] = a[j]
       for (j = 2; j <= m; j++) { x = s[j]; for (t = j - 1; t >= 1 && s[t] > x; t--) s[t + 1] = s[t]; s[t + 1] = x }
       return m % 2 ? s[(m + 1) / 2] : (s[m / 2] + s[m / 2 + 1]) / 2 }
-    END { if (k) printf "median %s (%d runs)\t-\t%.0f\t%.1f\t%.2f\t%.2f\t-\t%.2f\t-\n", n, k, med(rps, k), med(cpu, k), med(v, k), med(i, k), med(s, k) }' "$out/summary.tsv"
+    END { if (k) printf "median %s (%d runs)\t-\t%.0f\t%.1f\t%.2f\t%.2f\t-\t%.2f\t-\t-\n", n, k, med(rps, k), med(cpu, k), med(v, k), med(i, k), med(s, k) }' "$out/summary.tsv"
 done >> "$out/summary.tsv"
 column -t -s$'\t' "$out/summary.tsv"

@@ -59,6 +59,7 @@ public sealed class ProxyOptions
         new("idleTrimAfter", "5", "seconds without connections, requests or exchanges in flight after which the proxy gives back the buffers and heap a burst left (at most once per 16 MiB allocated); 0 is off"),
         new("inlineScheduling", "true", "run each exchange on the socket engine's epoll thread (Kestrel UnsafePreferInlineScheduling + inline socket completions); unsafe with blocking code"),
         new("socketEngine", DefaultSocketEngine.ToString().ToLowerInvariant(), "client connections (Kestrel's transport) and llhttp's downstream connections: epoll (LLHttp's own engine; the default on Linux x86-64) or runtime (System.Net.Sockets; the default elsewhere)"),
+        new("engineThreads", "processor count", "socketEngine=epoll: its loop threads, which run every exchange (as nginx's worker_processes or HAProxy's nbthread)"),
         new("statsInterval", "0", "print crank statistics every N seconds; 0 is off"),
         new("statsWindow", "0", "statistics cover the last N seconds that ended with requests served; 0: since the first request"),
     ];
@@ -160,6 +161,11 @@ public sealed class ProxyOptions
     // Measured against the runtime's engine in analysis/results/20261126-socket-engine-ab.
     public LLHttpSocketEngine SocketEngine { get; init; } = DefaultSocketEngine;
 
+    // One loop thread per core by default, as the runtime's engine with inline completions. nginx and HAProxy run one
+    // worker/thread in the benchmarks (crank/README.md); 1 here gives llhttp the same parallelism. The runtime's engine
+    // has its own variable (DOTNET_SYSTEM_NET_SOCKETS_THREAD_COUNT). Measured in analysis/results/20261126-engine-threads-ab.
+    public int EngineThreads { get; init; } = Environment.ProcessorCount;
+
     // A computed property, not a static field: Known (above) reads it while the statics are being initialised.
     public static LLHttpSocketEngine DefaultSocketEngine => LLHttpSocketEngine.Epoll.IsSupported() ? LLHttpSocketEngine.Epoll : LLHttpSocketEngine.Runtime;
 
@@ -224,6 +230,8 @@ public sealed class ProxyOptions
             IdleTrimAfter = Seconds(config, "idleTrimAfter", 5, allowZero: true),
             InlineScheduling = Bool(config, "inlineScheduling", true),
             SocketEngine = ParseSocketEngine(config["socketEngine"]),
+            // 1,024: far above any core count this runs on; a typo such as 40000 is refused rather than started.
+            EngineThreads = Int(config, "engineThreads", Environment.ProcessorCount, 1, 1024),
             StatsInterval = Seconds(config, "statsInterval", 0, allowZero: true),
             StatsWindow = Seconds(config, "statsWindow", 0, allowZero: true),
         };
@@ -296,7 +304,7 @@ public sealed class ProxyOptions
             $"maxRequestHeaderCount={MaxRequestHeaderCount} maxRequestBodySize={MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
-            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s downstreamShareAfter={DownstreamShareAfter.TotalSeconds}s idleTrimAfter={IdleTrimAfter.TotalSeconds}s inlineScheduling={InlineScheduling} socketEngine={SocketEngine.ToString().ToLowerInvariant()} " +
+            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s downstreamShareAfter={DownstreamShareAfter.TotalSeconds}s idleTrimAfter={IdleTrimAfter.TotalSeconds}s inlineScheduling={InlineScheduling} socketEngine={SocketEngine.ToString().ToLowerInvariant()} engineThreads={EngineThreads} " +
             $"loadBalancing={LoadBalancing} passiveHealthReactivationPeriod={PassiveHealthReactivationPeriod.TotalSeconds}s " +
             $"{DescribeHealthChecks()} shutdownTimeout={ShutdownTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
 

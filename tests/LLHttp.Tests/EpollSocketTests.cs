@@ -208,6 +208,18 @@ public sealed class EpollSocketTests : IDisposable
     }
 
     [EpollFact]
+    public async Task The_thread_count_is_fixed_once_the_engine_runs()
+    {
+        await PairAsync();
+        int running = EpollEngine.ThreadCount;
+
+        Assert.Throws<ArgumentOutOfRangeException>(() => EpollEngine.ThreadCount = 0);
+        EpollEngine.ThreadCount = running; // the same count changes nothing
+        Assert.Throws<InvalidOperationException>(() => EpollEngine.ThreadCount = running + 1);
+        Assert.Equal(running, EpollEngine.ThreadCount);
+    }
+
+    [EpollFact]
     public async Task Sending_and_receiving_at_once_both_complete()
     {
         var (client, server) = await PairAsync();

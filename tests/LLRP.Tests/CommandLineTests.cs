@@ -48,6 +48,7 @@ public sealed class CommandLineTests
         { "idleTrimAfter", "-1", "is not a number of seconds from 0 to 86400" },
         { "inlineScheduling", "on", "is not true or false" },
         { "socketEngine", "io_uring", "is not one of runtime, epoll" },
+        { "engineThreads", "0", "is not a whole number from 1 to 1024" },
     };
 
     [Theory]

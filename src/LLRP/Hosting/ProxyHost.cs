@@ -1,5 +1,6 @@
 using System.Globalization;
 using LLHttp;
+using LLHttp.Transports.Epoll;
 using LLRP.Balancing;
 using LLRP.Connections;
 using LLRP.Diagnostics;
@@ -51,6 +52,11 @@ public static class ProxyHost
             o.UnsafePreferInlineScheduling = options.InlineScheduling;
         });
         InlineSocketCompletions.Request(options.InlineScheduling);
+        if (options.SocketEngine == LLHttpSocketEngine.Epoll)
+        {
+            EpollEngine.ThreadCount = options.EngineThreads;
+        }
+
         var downstreams = new DownstreamSet(options);
         var server = new ProxyServer(options, downstreams, ForwarderFactory.Create(options, downstreams));
         builder.Services.AddSingleton(server);

@@ -15,11 +15,34 @@ namespace LLHttp.Transports.Epoll;
 /// </list>
 /// Completions run on the engine's thread, as with the runtime's inline socket completions. Linux on x86-64 only.
 /// </summary>
-internal static class EpollEngine
+public static class EpollEngine
 {
     public static bool IsSupported { get; } = OperatingSystem.IsLinux() && RuntimeInformation.ProcessArchitecture == Architecture.X64;
 
+    /// <summary>
+    /// How many loop threads the engine starts, each with its own epoll set (default: one per core, as the runtime's
+    /// engine with inline completions). Read once, when the first socket registers; changing it after that throws.
+    /// </summary>
+    public static int ThreadCount
+    {
+        get => s_threadCount;
+        set
+        {
+            ArgumentOutOfRangeException.ThrowIfLessThan(value, 1);
+            lock (s_lock)
+            {
+                if (s_loops is not null && value != s_threadCount)
+                {
+                    throw new InvalidOperationException("The epoll engine has started; its thread count is fixed.");
+                }
+
+                s_threadCount = value;
+            }
+        }
+    }
+
     private static readonly Lock s_lock = new();
+    private static int s_threadCount = Environment.ProcessorCount;
     private static Loop[]? s_loops;
     private static int s_nextLoop;
 
@@ -34,7 +57,7 @@ internal static class EpollEngine
     private static int s_slotsUsed;
     private static uint s_registrations;
 
-    public static unsafe void Register(EpollSocket socket)
+    internal static unsafe void Register(EpollSocket socket)
     {
         Loop loop;
         lock (s_lock)
@@ -73,7 +96,7 @@ internal static class EpollEngine
     }
 
     /// <summary>Takes the socket out of its epoll set and frees its slot; call before the descriptor is closed.</summary>
-    public static unsafe void Unregister(EpollSocket socket)
+    internal static unsafe void Unregister(EpollSocket socket)
     {
         // Fails only if the descriptor is already gone, and closing it removes it from the set anyway.
         _ = epoll_ctl(socket.LoopEpollFd, EpollCtlDel, socket.Fd, null);
@@ -106,7 +129,7 @@ internal static class EpollEngine
 
     private static Loop[] StartLoops()
     {
-        var loops = new Loop[Environment.ProcessorCount];
+        var loops = new Loop[s_threadCount];
         for (int i = 0; i < loops.Length; i++)
         {
             loops[i] = new Loop(i);
