@@ -381,13 +381,14 @@ public sealed class EpollSocket : IDisposable
     {
         while (!buffer.IsEmpty)
         {
-            nint sent = buffer.IsSingleSegment ? SendOne(buffer.First.Span) : SendGathered(buffer);
+            nint sent = buffer.IsSingleSegment ? SendOne(buffer.FirstSpan) : SendGathered(buffer);
             if (sent < 0)
             {
                 return Marshal.GetLastPInvokeError();
             }
 
-            buffer = buffer.Slice(sent);
+            // All of it (the usual case) needs no slicing.
+            buffer = sent == buffer.Length ? default : buffer.Slice(sent);
         }
 
         return 0;
