@@ -4,7 +4,8 @@
 # build, fresh origin and proxy per run, rounds interleaved (round 1 runs A B C, round 2 A B C, ...). Each run
 # takes the load lock for itself, so other loads on a shared machine can run between runs, never during one.
 #
-# usage: analysis/ab-options.sh OUT_DIR NAME='K=V K=V' [NAME='...']...
+# usage: analysis/ab-options.sh [--summary] OUT_DIR NAME='K=V K=V' [NAME='...']...
+#   --summary  run nothing: write OUT_DIR/summary.tsv again from the runs already there (ROUNDS as when they ran)
 #   NAME=''  the configuration's extra environment for the proxy ('' = the defaults); a word LLRP_DIR=PATH runs that
 #            published build instead of the shared one, so two commits can be compared in one sitting
 # Environment: ROUNDS (3), WARMUP_S (15), DURATION_S (10), CONNECTIONS (64), URL_PATH (/; Downstream answers
@@ -74,7 +75,9 @@ if [ "${1:-}" = "--run" ]; then
   exit 0
 fi
 
-out="${1:?usage: analysis/ab-options.sh OUT_DIR NAME='K=V ...'...}"; shift
+summary_only=false
+if [ "${1:-}" = "--summary" ]; then summary_only=true; shift; fi
+out="${1:?usage: analysis/ab-options.sh [--summary] OUT_DIR NAME='K=V ...'...}"; shift
 [ $# -ge 1 ] || { echo "ab-options: name at least one configuration NAME='K=V ...'" >&2; exit 2; }
 for config in "$@"; do
   [ "${config%%=*}" != "$config" ] || { echo "ab-options: '$config' is not NAME='K=V ...'" >&2; exit 2; }
@@ -84,7 +87,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 : "${PROXY_PORT:=9780}" "${DS_PORT:=9781}" "${LOCK:=/tmp/llrp-load.lock}" "${LOCK_WAIT_S:=900}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
-if [ -z "${LLRP_DIR:-}" ] || [ -z "${DS_DIR:-}" ]; then
+if ! $summary_only && { [ -z "${LLRP_DIR:-}" ] || [ -z "${DS_DIR:-}" ]; }; then
   dotnet publish "$repo/src/LLRP" -c Release -o "$out/bin/llrp" > "$out/publish.log" 2>&1
   dotnet publish "$repo/src/Downstream" -c Release -o "$out/bin/ds" >> "$out/publish.log" 2>&1
   LLRP_DIR="$out/bin/llrp" DS_DIR="$out/bin/ds"
@@ -95,6 +98,7 @@ tick_hz="$(getconf CLK_TCK)"
 self="$repo/analysis/ab-options.sh"
 
 for r in $(seq 1 "$ROUNDS"); do
+  $summary_only && break
   for config in "$@"; do
     name="${config%%=*}" env_words="${config#*=}"
     label="$name.r$r"
@@ -117,7 +121,7 @@ done
       requests="$(awk '/requests in/ {print $1}' "$out/$label.wrk.txt")"
       rps="$(awk '/^Requests\/sec/ {print $2}' "$out/$label.wrk.txt")"
       errors="$(awk '/Non-2xx|Socket errors/ {printf "%s ", $0}' "$out/$label.wrk.txt")"
-      read -r t0 v0 n0 _ e0 < <(sed -n 1p "$out/$label.proc.txt"); read -r t1 v1 n1 engines e1 loops < <(sed -n 2p "$out/$label.proc.txt")
+      read -r t0 v0 n0 _ e0 _ < <(sed -n 1p "$out/$label.proc.txt"); read -r t1 v1 n1 engines e1 loops < <(sed -n 2p "$out/$label.proc.txt")
       awk -v n="$label" -v q="$requests" -v rps="$rps" -v dt=$((t1 - t0)) -v hz="$tick_hz" -v dv=$((v1 - v0)) -v dn=$((n1 - n0)) \
         -v eng="$engines" -v de=$((e1 - e0)) -v loops="${loops:-0}" -v e="${errors:-none}" \
         'BEGIN { printf "%s\t%d\t%.0f\t%.1f\t%.2f\t%.2f\t%d\t%.2f\t%d\t%s\n", n, q, rps, dt / hz * 1e6 / q, dv / q, dn / q, eng, dt ? de / dt : 0, loops, e }'
