@@ -162,9 +162,9 @@ public sealed class ProxyOptions
     public LLHttpSocketEngine SocketEngine { get; init; } = DefaultSocketEngine;
 
     // One loop thread per core by default, as the runtime's engine with inline completions. nginx and HAProxy run one
-    // worker/thread in the benchmarks (crank/README.md); 1 here gives llhttp the same parallelism, at no CPU saving at 64
-    // connections and 19 % fewer requests at 256 on the 2-core box. The runtime's engine
-    // has its own variable (DOTNET_SYSTEM_NET_SOCKETS_THREAD_COUNT). Measured in analysis/results/20261126-engine-threads-ab.
+    // worker/thread in the benchmarks (crank/README.md); 1 here gives llhttp the same parallelism, at no CPU saving at
+    // 64 connections and 19 % fewer requests at 256 on the 2-core box (analysis/results/20261126-engine-threads-ab).
+    // The runtime's engine has its own variable, DOTNET_SYSTEM_NET_SOCKETS_THREAD_COUNT.
     public int EngineThreads { get; init; } = Environment.ProcessorCount;
 
     // A computed property, not a static field: Known (above) reads it while the statics are being initialised.

@@ -19,9 +19,9 @@ namespace LLHttp.Transports.Epoll;
 public sealed class EpollSocket : IDisposable
 {
     /// <summary>
-    /// The most segments one gathered send takes. A full output pipe of LLRP's transport is 16 of its 4 KiB blocks (the
-    /// 64 KiB pause threshold); 32 leaves room for what a writer adds before it flushes. A longer sequence goes out in
-    /// several calls. Linux allows 1,024 (IOV_MAX); the bound keeps the call's pins and vectors on the stack small.
+    /// The most segments one gathered send takes. An output pipe of LLRP's transport pauses its writer at 64 KiB, at
+    /// most 16 of its 4 KiB blocks; 32 leaves room for what a writer adds before it flushes. A longer sequence goes out
+    /// in several calls. Linux allows 1,024 (IOV_MAX); the bound keeps the call's pins and vectors on the stack small.
     /// </summary>
     public const int MaxGatheredSegments = 32;
 
@@ -402,8 +402,8 @@ public sealed class EpollSocket : IDisposable
         }
     }
 
-    // One sendmsg for the first MaxGatheredSegments segments, each pinned for the call (free for the pinned blocks of
-    // Kestrel's and the pipes' pools).
+    // One sendmsg for the first MaxGatheredSegments segments, each pinned for the call: free for a pool's pinned blocks,
+    // a GC handle for an ordinary array (a pipe takes blocks larger than its pool's from ArrayPool).
     private unsafe nint SendGathered(in ReadOnlySequence<byte> buffer)
     {
         var pins = new PinnedSegments();
