@@ -52,11 +52,6 @@ public static class ProxyHost
             o.UnsafePreferInlineScheduling = options.InlineScheduling;
         });
         InlineSocketCompletions.Request(options.InlineScheduling);
-        if (options.SocketEngine == LLHttpSocketEngine.Epoll)
-        {
-            EpollEngine.ThreadCount = options.EngineThreads;
-        }
-
         var downstreams = new DownstreamSet(options);
         var server = new ProxyServer(options, downstreams, ForwarderFactory.Create(options, downstreams));
         builder.Services.AddSingleton(server);
@@ -71,6 +66,8 @@ public static class ProxyHost
 
         if (options.SocketEngine == LLHttpSocketEngine.Epoll)
         {
+            // Before any socket registers: no connection is opened until the app runs.
+            EpollEngine.ThreadCount = options.EngineThreads;
             // Kestrel binds with the transport registered last; registered here, after UseSockets, this one.
             builder.Services.AddSingleton<IConnectionListenerFactory, EpollConnectionListenerFactory>();
         }
