@@ -22,6 +22,8 @@
 #   --steady-retries N   run an unsteady run again, at most N more times (run-local.sh's, default 2)
 #   --pgo | --no-pgo     also run the .NET variants with run-local's --pgo and --nopgo at the base point
 #                        (default: on, except with --quick)
+#   --pgo-connections LIST  the connection counts of those pgo and nopgo points, comma-separated (default: the
+#                        base connections)
 #   --pin                pass --pin to run-local.sh (wrk on CPU 0, proxy + origin on CPU 1)
 #   --ports P,Q          proxy and origin ports (default 18080,18081, away from crank/smoke.sh's 8080/8081;
 #                        when either is in use, the next free pair P+10,Q+10 ...)
@@ -42,7 +44,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUN_LOCAL="$ROOT/crank/run-local.sh"
 SWEEP_COMMAND="analysis/sweep.sh$(printf ' %q' "$@")"
 
-quick=0 budget_min="" rounds="" conns="" sizes="" base_c=64 fixed_d="" fixed_w="" pgo="" pin=0
+quick=0 budget_min="" rounds="" conns="" sizes="" base_c=64 pgo_conns="" fixed_d="" fixed_w="" pgo="" pin=0
 warmup_max="" steady_retries=""
 proxy_port=18080 origin_port=18081 out="" dry=0 report=1 install=1 fallback=0
 scenarios=()
@@ -74,6 +76,7 @@ while [ $# -gt 0 ]; do
     --warmup-max) need_int "$1" "${2:-}"; warmup_max="$2"; shift 2 ;;
     --steady-retries) need_int "$1" "${2:-}"; steady_retries="$2"; shift 2 ;;
     --pgo) pgo=1; shift ;;
+    --pgo-connections) need_list "$1" "${2:-}"; pgo_conns="$2"; shift 2 ;;
     --no-pgo) pgo=0; shift ;;
     --pin) pin=1; shift ;;
     --ports) [[ "${2:-}" =~ ^[0-9]+,[0-9]+$ ]] || die "--ports needs P,Q"; proxy_port="${2%,*}"; origin_port="${2#*,}"; shift 2 ;;
@@ -82,7 +85,7 @@ while [ $# -gt 0 ]; do
     --no-report) report=0; shift ;;
     --no-install) install=0; shift ;;
     --fallback) fallback=1; shift ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     -*) die "unknown option $1 (--help)" ;;
     *) scenarios+=("$1"); shift ;;
   esac
@@ -144,8 +147,11 @@ for z in "${size_list[@]}"; do
 done
 case ",$conns," in *",$base_c,"*) ;; *) [ -z "$sizes" ] || points+=("c$base_c-s10|$base_c|/||${scenarios[*]}") ;; esac
 if [ "$pgo" = 1 ]; then
-  points+=("c$base_c-s10-pgo|$base_c|/|pgo|${dotnet_scenarios[*]}")
-  points+=("c$base_c-s10-nopgo|$base_c|/|nopgo|${dotnet_scenarios[*]}")
+  IFS=, read -r -a pgo_conn_list <<< "${pgo_conns:-$base_c}"
+  for c in "${pgo_conn_list[@]}"; do
+    points+=("c$c-s10-pgo|$c|/|pgo|${dotnet_scenarios[*]}")
+    points+=("c$c-s10-nopgo|$c|/|nopgo|${dotnet_scenarios[*]}")
+  done
 fi
 
 runs_per_round=0 dotnet_runs_per_round=0
