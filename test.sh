@@ -5,8 +5,13 @@ set -uo pipefail
 cd "$(dirname "$0")"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# The filter's own exit status (grep finds nothing: 1) must not hide dotnet test's: take PIPESTATUS at once.
-dotnet test LLRP.slnx -c Release -nologo "$@" 2>&1 | tee "$log" | grep -E "^\s*(Failed|Passed!|Failed!|Skipped) |error|Total tests|Test Run"
+# Printed: each failing test with the first lines of its message (up to its stack trace), each project's summary, and
+# errors. The filter's exit status must not hide dotnet test's: take PIPESTATUS at once.
+dotnet test LLRP.slnx -c Release -nologo "$@" 2>&1 | tee "$log" | awk '
+  /^[[:space:]]*Failed [^!]/ { print; detail = 8; next }
+  detail > 0 && /Stack Trace:/ { detail = 0 }
+  detail > 0 { print; detail--; next }
+  /^[[:space:]]*(Passed!|Failed!|Skipped) |error|Total tests|Test Run/ { print }'
 status=${PIPESTATUS[0]}
 read -r passed failed skipped < <(grep -E "(Passed|Failed)! +- Failed: " "$log" \
   | sed -E 's/.*Failed: +([0-9]+), Passed: +([0-9]+), Skipped: +([0-9]+).*/\2 \1 \3/' \
