@@ -98,6 +98,50 @@ public sealed class BalancingTests
         Assert.Equal(0, p.Counts()[order[2]]);
     }
 
+    public static TheoryData<string, string> IdempotentRequest => Variants.Cross(new[]
+    {
+        "GET /pooled HTTP/1.1\r\nHost: example.com\r\n\r\n",
+        // A small body: llhttp read it whole before sending, so the second downstream gets it again.
+        "PUT /pooled HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\n\r\nhello",
+    });
+
+    /// <summary>
+    /// The downstream closes a reused connection without answering and refuses the reconnect, as one that is going away
+    /// does when a request takes its idle connection before the proxy saw it close: the client's idempotent request does
+    /// not fail there but goes once to the next downstream (the reconnect opened no connection, so nothing went on it).
+    /// </summary>
+    [Theory, MemberData(nameof(IdempotentRequest))]
+    public async Task A_reused_connection_closed_unanswered_whose_reconnect_is_refused_goes_to_the_next_downstream(string variant, string request)
+    {
+        await using var p = await BalancedProxy.StartAsync(variant, 3, "--loadBalancing", "FirstAlphabetical");
+        NameReplies(p);
+        var order = Enumerable.Range(0, 3).OrderBy(i => $"http://127.0.0.1:{p.Downstreams[i].Port}", StringComparer.OrdinalIgnoreCase).ToArray();
+        var first = p.Downstreams[order[0]];
+        await using var client = await p.ConnectAsync();
+        await client.SendAsync(request);
+        Assert.Equal($"d{order[0]}", (await client.ReadResponseAsync())?.BodyText);
+
+        first.Responder = _ =>
+        {
+            first.StopAccepting();
+            return DownstreamReply.CloseWithoutResponse;
+        };
+        await client.SendAsync(request);
+        var response = await client.ReadResponseAsync();
+        Assert.Equal(2, p.Counts()[order[0]]);
+        Assert.Equal(0, p.Counts()[order[2]]);
+        if (first.Forwarded[1].Body.Length > 0 && !Variants.Get(variant).ResendsSmallBodies)
+        {
+            // HttpClient sent the body from the client's stream and cannot send it again.
+            Assert.Equal(502, response?.Status);
+            Assert.Equal(0, p.Counts()[order[1]]);
+            return;
+        }
+        Assert.True(response is { Status: 200 } && response.BodyText == $"d{order[1]}", $"{response}");
+        var retried = Assert.Single(p.Downstreams[order[1]].Forwarded);
+        Assert.Equal(first.Forwarded[1].Body, retried.Body);
+    }
+
     public static TheoryData<string, string> LoadAware => Variants.Cross(new[] { "LeastRequests", "PowerOfTwoChoices" });
 
     /// <summary>

@@ -55,8 +55,9 @@ internal sealed class DownstreamChoice(DownstreamSet set)
 
     /// <summary>
     /// Whether a request that failed with <paramref name="failure"/> on <paramref name="failed"/> is sent once more,
-    /// elsewhere: only when it never left the proxy (no connection could be opened), since nothing else may be assumed
-    /// idempotent, and only when another downstream is available.
+    /// elsewhere: only when no connection could be opened (the first, or the client's reconnect of a reused connection
+    /// that closed unanswered, which LLHttp and SocketsHttpHandler make only for a request they can send again), since
+    /// nothing else may be assumed idempotent, and only when another downstream is available.
     /// </summary>
     public bool MayRetryElsewhere(Destination failed, Exception failure, bool cancelled) =>
         !cancelled && TransportFailures.IsConnectFailure(failure) && set.AnyAvailable(failed);

@@ -8,8 +8,7 @@ namespace LLRP.Balancing;
 /// (per-request policies, or shareClients), or from the inbound connection's own affinity slot (ConnectionRoundRobin
 /// without shareClients: one downstream connection per inbound connection while it is busy, handed to the shared pool
 /// once it has been idle <c>shareAfter</c>, re-created on another downstream only when health takes the assigned one
-/// out). Opening a connection that fails is retried once on another downstream (nothing
-/// was sent). Taking a pooled connection and giving it back allocates nothing.
+/// out). Taking a pooled connection and giving it back allocates nothing.
 /// </summary>
 /// <param name="shareAfter">null: every exchange rents from the shared pools; otherwise the affinity slot's idle time
 /// before its connection goes to the pool (downstreamShareAfter).</param>
@@ -24,42 +23,14 @@ internal sealed class LLHttpDownstreamLease(DownstreamChoice choice, IReadOnlyDi
     /// <summary>The current downstream's host:port, for a request whose client sent no Host (valid after a rent).</summary>
     public byte[] Authority => _current?.Authority ?? [];
 
-    /// <summary>A connection to the downstream the policy chose; the exchange ends with <see cref="Return"/> or <see cref="Abort"/>.</summary>
-    public ValueTask<LLHttpConnection> RentAsync(CancellationToken cancellationToken)
+    /// <summary>
+    /// A connection to the downstream the policy chose other than <paramref name="exclude"/>; the exchange ends with
+    /// <see cref="Return"/> or <see cref="Abort"/>, which also end a rent that failed.
+    /// </summary>
+    public ValueTask<LLHttpConnection> RentAsync(Destination? exclude, CancellationToken cancellationToken)
     {
-        var destination = _current = choice.Acquire();
-        var rent = Rent(destination, cancellationToken);
-        return rent.IsCompletedSuccessfully ? rent : RentOrRetryAsync(rent, destination, cancellationToken);
-    }
-
-    private async ValueTask<LLHttpConnection> RentOrRetryAsync(ValueTask<LLHttpConnection> rent, Destination destination, CancellationToken cancellationToken)
-    {
-        try
-        {
-            return await rent;
-        }
-        catch (Exception e)
-        {
-            var cancelled = cancellationToken.IsCancellationRequested;
-            _current = null;
-            choice.Release(destination, e, cancelled);
-            if (!choice.MayRetryElsewhere(destination, e, cancelled))
-            {
-                throw;
-            }
-        }
-
-        var next = _current = choice.Acquire(exclude: destination);
-        try
-        {
-            return await Rent(next, cancellationToken);
-        }
-        catch (Exception e)
-        {
-            _current = null;
-            choice.Release(next, e, cancellationToken.IsCancellationRequested);
-            throw;
-        }
+        var destination = _current = choice.Acquire(exclude);
+        return Rent(destination, cancellationToken);
     }
 
     private ValueTask<LLHttpConnection> Rent(Destination destination, CancellationToken cancellationToken)
@@ -92,14 +63,19 @@ internal sealed class LLHttpDownstreamLease(DownstreamChoice choice, IReadOnlyDi
         End(null, false);
     }
 
-    /// <summary>The exchange failed: the connection (if one was rented) is closed, the failure goes to passive health.</summary>
-    public void Abort(LLHttpConnection? connection, Exception failure, bool cancelled)
+    /// <summary>
+    /// The exchange failed: the connection (if one was rented) is closed, the failure goes to passive health. Returns
+    /// the downstream it failed on when the request may go once more to another one
+    /// (<see cref="DownstreamChoice.MayRetryElsewhere"/>), for the next <see cref="RentAsync"/> to exclude; otherwise null.
+    /// </summary>
+    public Destination? Abort(LLHttpConnection? connection, Exception failure, bool cancelled)
     {
         connection?.Abort();
-        End(failure, cancelled);
+        var failed = End(failure, cancelled);
+        return failed is not null && choice.MayRetryElsewhere(failed, failure, cancelled) ? failed : null;
     }
 
-    private void End(Exception? failure, bool cancelled)
+    private Destination? End(Exception? failure, bool cancelled)
     {
         var destination = _current;
         _current = null;
@@ -107,6 +83,7 @@ internal sealed class LLHttpDownstreamLease(DownstreamChoice choice, IReadOnlyDi
         {
             choice.Release(destination, failure, cancelled);
         }
+        return destination;
     }
 
     /// <summary>Between requests: an idle affinity connection is closed after downstreamIdleTimeout.</summary>

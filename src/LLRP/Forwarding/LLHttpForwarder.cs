@@ -49,105 +49,124 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
         while (await signals.WaitForStartAsync())
         {
             Exception? failure = null;
-            var writer = connection.Response;
-            LLHttpConnection? downstream = null;
             byte[]? bodyBuffer = null;
-            Task? sending = null;
-            CancellationTokenSource? stopSending = null;
-            try
+            // A small body, read whole from the client by the first attempt, so a second one sends it again.
+            var smallBodyLength = -1;
+            // A request that could not be sent on a new connection (LLHttp's reconnect of a stale pooled one included,
+            // which only an idempotent request sent whole from its buffer gets) goes once more, to another downstream.
+            Destination? failed = null;
+            while (true)
             {
-                downstream = await lease.RentAsync(connection.Aborted);
+                var writer = connection.Response;
+                LLHttpConnection? downstream = null;
+                Task? sending = null;
+                CancellationTokenSource? stopSending = null;
+                try
+                {
+                    downstream = await lease.RentAsync(failed, connection.Aborted);
 
-                // The request: head (and a small body) in one send; larger bodies stream with framing LLHttp generates.
-                var head = connection.Head;
-                StartRequest(connection, downstream);
-                if (head.Framing == BodyFraming.None)
-                {
-                    await downstream.SendRequestAsync(connection.Aborted);
-                }
-                else if (head.Framing == BodyFraming.ContentLength && head.ContentLength <= SmallBodyLength)
-                {
-                    var buffer = bodyBuffer = ProxyBuffers.Bytes.Rent(BodyBufferLength);
-                    var length = 0;
-                    int read;
-                    while ((read = await connection.Body.ReadAsync(buffer.AsMemory(length), connection.Aborted)) > 0)
+                    // The request: head (and a small body) in one send; larger bodies stream with framing LLHttp generates.
+                    var head = connection.Head;
+                    StartRequest(connection, downstream);
+                    if (head.Framing == BodyFraming.None)
                     {
-                        length += read;
+                        await downstream.SendRequestAsync(connection.Aborted);
                     }
-                    await downstream.SendRequestAsync(buffer.AsMemory(0, length), connection.Aborted);
-                }
-                else
-                {
-                    // Full duplex: the body streams on its own task while this one reads the response, since an origin
-                    // may answer while it reads (a streaming transform) or before it reads (an early 413); sending it all
-                    // first would deadlock once both directions' socket buffers are full.
-                    var buffer = bodyBuffer = ProxyBuffers.Bytes.Rent(BodyBufferLength);
-                    downstream.StartRequestBody(
-                        head.Framing == BodyFraming.Chunked ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
-                        head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
-                    // The first piece is read here: a 100 (Continue) the body reader owes the client is written before
-                    // any relayed byte, so only this task ever writes to the client.
-                    var first = await connection.Body.ReadAsync(buffer, connection.Aborted);
-                    stopSending = CancellationTokenSource.CreateLinkedTokenSource(connection.Aborted);
-                    // Sends the request head synchronously before it returns, so the response head may be read now.
-                    sending = SendBodyAsync(connection, downstream, buffer, first, stopSending.Token);
-                }
-
-                // The response: interim heads to HTTP/1.1 clients (RFC 9110 §15.2), then the final head and body.
-                var response = await downstream.ReadResponseHeadAsync(connection.Aborted);
-                while (response.IsInformational)
-                {
-                    if (writer.CanSendInterim)
+                    else if (head.Framing == BodyFraming.ContentLength && head.ContentLength <= SmallBodyLength)
                     {
-                        writer.BeginInterim(response.StatusCode);
-                        WriteFields(writer, response.Headers);
-                        await writer.EndInterimAsync();
-                    }
-                    response = await downstream.ReadResponseHeadAsync(connection.Aborted);
-                }
-                if (WriteFinalHead(writer, response))
-                {
-                    while (writer.ExpectsMoreBody)
-                    {
-                        var read = await downstream.ReadBodyAsync(writer.GetBodyMemory(), connection.Aborted);
-                        if (read == 0)
+                        var buffer = bodyBuffer ??= ProxyBuffers.Bytes.Rent(BodyBufferLength);
+                        if (smallBodyLength < 0)
                         {
-                            break;
+                            var length = 0;
+                            int read;
+                            while ((read = await connection.Body.ReadAsync(buffer.AsMemory(length), connection.Aborted)) > 0)
+                            {
+                                length += read;
+                            }
+                            smallBodyLength = length;
                         }
-                        await connection.ResponseBodyReceivedAsync(read);
+                        await downstream.SendRequestAsync(buffer.AsMemory(0, smallBodyLength), connection.Aborted);
                     }
+                    else
+                    {
+                        // Full duplex: the body streams on its own task while this one reads the response, since an origin
+                        // may answer while it reads (a streaming transform) or before it reads (an early 413); sending it
+                        // all first would deadlock once both directions' socket buffers are full.
+                        var buffer = bodyBuffer ??= ProxyBuffers.Bytes.Rent(BodyBufferLength);
+                        downstream.StartRequestBody(
+                            head.Framing == BodyFraming.Chunked ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
+                            head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
+                        // The first piece is read here: a 100 (Continue) the body reader owes the client is written before
+                        // any relayed byte, so only this task ever writes to the client.
+                        var first = await connection.Body.ReadAsync(buffer, connection.Aborted);
+                        stopSending = CancellationTokenSource.CreateLinkedTokenSource(connection.Aborted);
+                        // Sends the request head synchronously before it returns, so the response head may be read now.
+                        sending = SendBodyAsync(connection, downstream, buffer, first, stopSending.Token);
+                    }
+
+                    // The response: interim heads to HTTP/1.1 clients (RFC 9110 §15.2), then the final head and body.
+                    var response = await downstream.ReadResponseHeadAsync(connection.Aborted);
+                    while (response.IsInformational)
+                    {
+                        if (writer.CanSendInterim)
+                        {
+                            writer.BeginInterim(response.StatusCode);
+                            WriteFields(writer, response.Headers);
+                            await writer.EndInterimAsync();
+                        }
+                        response = await downstream.ReadResponseHeadAsync(connection.Aborted);
+                    }
+                    if (WriteFinalHead(writer, response))
+                    {
+                        while (writer.ExpectsMoreBody)
+                        {
+                            var read = await downstream.ReadBodyAsync(writer.GetBodyMemory(), connection.Aborted);
+                            if (read == 0)
+                            {
+                                break;
+                            }
+                            await connection.ResponseBodyReceivedAsync(read);
+                        }
+                    }
+                    writer.CompleteBody();
+                    if (sending is not null && !await FinishSendingAsync(sending, stopSending!))
+                    {
+                        // The response is whole but the request body was not all sent: the connection is out of frame,
+                        // and giving it back closes it.
+                        downstream.Abort();
+                    }
+                    // Back without its buffers; the slot or pool closes it once idle for downstreamIdleTimeout.
+                    lease.Return(downstream);
+                    break;
                 }
-                writer.CompleteBody();
-                if (sending is not null && !await FinishSendingAsync(sending, stopSending!))
+                catch (Exception e)
                 {
-                    // The response is whole but the request body was not all sent: the connection is out of frame,
-                    // and giving it back closes it.
-                    downstream.Abort();
+                    // Whatever failed, this downstream exchange is unfinished: never reuse its connection.
+                    var elsewhere = lease.Abort(downstream, e, connection.Aborted.IsCancellationRequested);
+                    // A connect failure leaves a streaming body unread and nothing written to the client.
+                    if (elsewhere is not null && failed is null && !writer.HasStarted)
+                    {
+                        failed = elsewhere;
+                        continue;
+                    }
+                    failure = e is LLHttpException http ? Translate(http) : e;
+                    if (sending is not null)
+                    {
+                        // The body task must be done with the buffer and the client's input before either is reused; a
+                        // failure of the client's side (a bad chunk, a body too large, a client gone) is the cause to answer.
+                        stopSending!.Cancel();
+                        failure = await SendingFailureAsync(sending) ?? failure;
+                    }
+                    break;
                 }
-                // Back without its buffers; the slot or pool closes it once idle for downstreamIdleTimeout.
-                lease.Return(downstream);
-                downstream = null;
+                finally
+                {
+                    stopSending?.Dispose();
+                }
             }
-            catch (Exception e)
+            if (bodyBuffer is not null)
             {
-                // Whatever failed, this downstream exchange is unfinished: never reuse its connection.
-                lease.Abort(downstream, e, connection.Aborted.IsCancellationRequested);
-                failure = e is LLHttpException http ? Translate(http) : e;
-                if (sending is not null)
-                {
-                    // The body task must be done with the buffer and the client's input before either is reused; a
-                    // failure of the client's side (a bad chunk, a body too large, a client gone) is the cause to answer.
-                    stopSending!.Cancel();
-                    failure = await SendingFailureAsync(sending) ?? failure;
-                }
-            }
-            finally
-            {
-                stopSending?.Dispose();
-                if (bodyBuffer is not null)
-                {
-                    ProxyBuffers.Bytes.Return(bodyBuffer);
-                }
+                ProxyBuffers.Bytes.Return(bodyBuffer);
             }
             signals.Complete(failure);
         }

@@ -37,6 +37,12 @@ public sealed class RecordingDownstream : IAsyncDisposable
         _acceptLoop = AcceptLoopAsync();
     }
 
+    /// <summary>
+    /// Refuses new connections from now on (the port is closed) and keeps serving the ones already open: a downstream
+    /// on its way down, as seen between its last answer and its last close.
+    /// </summary>
+    public void StopAccepting() => _listener.Stop();
+
     /// <summary>The reply for every request that is not a probe; null restores the default (200, "ok").</summary>
     public Func<RecordedRequest, DownstreamReply>? Responder
     {
