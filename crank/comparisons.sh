@@ -148,7 +148,7 @@ log "results go to ${json_dir#"$ROOT"/}"
 # ---------------------------------------------------------------- tools
 missing=()
 command -v jq > /dev/null || missing+=(jq)
-command -v setsid > /dev/null || missing+=(util-linux)
+command -v perl > /dev/null || missing+=(perl-base)
 command -v ss > /dev/null || missing+=(iproute2)
 for c in "${comparisons[@]}"; do
   case "$c" in

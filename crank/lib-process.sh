@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Sourced by crank/run-local.sh and crank/comparisons.sh: the processes of a run without crank (origin, proxy, load
-# job), each started as its own process group so that stopping it stops everything it started (wrapper scripts,
-# probes, children), and the statistics blocks of a load job's log.
+# Sourced by crank/run-local.sh, crank/comparisons.sh and analysis/profiles/session.sh: the processes of a run
+# without crank (origin, proxy, load job), each started as its own process group so that stopping it stops
+# everything it started (wrapper scripts, probes, children), and the statistics blocks of a load job's log.
 #
 # The sourcing script defines warn MESSAGE (a warning line on stderr) and ready_timeout (seconds wait_ready waits),
 # and calls stop_started_groups on every exit path (trap ... EXIT).
@@ -38,12 +38,23 @@ stop_started_groups() {
   for g in "${GROUPS_STARTED[@]}"; do stop_group "$g" 5; done
 }
 
-# start_group LOG DIR CMD...: runs CMD in DIR as a new session/process group; sets STARTED_PID.
+# OWN_GROUP CMD...: execs CMD (same PID) as the leader of a new process group in the caller's session.
+# Not setsid: a new session is also a new scheduler autogroup wherever kernel.sched_autogroup_enabled is 1 (Debian's
+# default), and the scheduler then shares the cores between autogroups first and between their threads second. With
+# the load, the proxy and the origin in three autogroups on two cores, a proxy that runs two busy threads (llhttp's
+# engine loops) waits for its group's turn: measured here, llhttp's p99 rose from 2.7 to 80 ms, its CPU per request
+# from 17.9 to 21.2 us and its RPS fell by a third, while single-threaded nginx and HAProxy barely moved. crank's
+# agent starts its jobs with System.Diagnostics.Process, in the agent's own session, so one session is also what
+# crank measures. perl is Essential in Debian (perl-base); util-linux has no tool for setpgid.
+OWN_GROUP=(perl -e 'setpgrp(0, 0) or die "setpgrp: $!\n"; exec { $ARGV[0] } @ARGV or die "exec $ARGV[0]: $!\n"')
+
+# start_group LOG DIR CMD...: runs CMD in DIR as a new process group (OWN_GROUP; with START_OWN_SESSION=1 as a new
+# session, setsid, to measure the difference); sets STARTED_PID.
 start_group() {
-  local log_file="$1" dir="$2"; shift 2
-  # Backgrounded without job control, the subshell is not a group leader, so setsid makes it one in
-  # place and every exec after it keeps the same PID.
-  ( cd "$dir" && exec setsid "$@" ) > "$log_file" 2>&1 < /dev/null &
+  local log_file="$1" dir="$2" launcher=("${OWN_GROUP[@]}"); shift 2
+  [ "${START_OWN_SESSION:-0}" != 1 ] || launcher=(setsid)
+  # The subshell's PID becomes CMD's: the launcher and CMD are each exec'd in place.
+  ( cd "$dir" && exec "${launcher[@]}" "$@" ) > "$log_file" 2>&1 < /dev/null &
   STARTED_PID=$!
   GROUPS_STARTED+=("$STARTED_PID")
 }

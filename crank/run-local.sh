@@ -19,6 +19,8 @@
 #   --path P        request path, e.g. '/?s=1024' (default /)
 #   --json-dir DIR  where the JSON files go (default artifacts/crank/<date>-<time>)
 #   --pin           taskset: load generator on CPU 0, proxy and downstream on CPU 1 (fallback only)
+#   --own-sessions  start each job in a session (and scheduler autogroup) of its own, as run-local.sh did until
+#                   2026-11-26 (fallback only; the default is one session, as crank's agent: docs/methodology.md)
 #   --pgo | --nopgo run the proxy (application) with the "pgo" / "nopgo" environment (benchmarks.yml profiles)
 #   --app-env K=V   extra environment variable for the proxy, e.g. shareClients=true (repeatable)
 #   --proxy-port P / --downstream-port P   (defaults 8080 / 8081)
@@ -54,7 +56,7 @@ COMMAND_LINE="crank/run-local.sh$(printf ' %q' "$@")"
 # 2-core box before its CPU us/request stopped falling (docs/methodology.md, "Warm-up"); crank's own
 # default, 15 s, is the floor; the measured duration is crank's default.
 rounds=3 duration=15 warmup=20 connections=64 threads=1 req_path=/
-json_dir="" pin=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8081
+json_dir="" pin=0 own_sessions=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8081
 ready_timeout=60
 # The steadiness criterion (docs/methodology.md, "The steadiness check"). 15 %: nginx, HAProxy and direct (no
 # JIT) had halves within 15 % in 16 of 18 runs of the 2026-11-23 sitting on the shared 2-core box, within 10 % in
@@ -131,6 +133,7 @@ while [ $# -gt 0 ]; do
     --warm-jit) need_int "$1" "${2:-}"; warm_jit="$2"; shift 2 ;;
     --no-report) report=0; shift ;;
     --pin) pin=1; shift ;;
+    --own-sessions) own_sessions=1; shift ;;
     --pgo) pgo=pgo; shift ;;
     --nopgo) pgo=nopgo; shift ;;
     --app-env) [[ "${2:-}" == *=* ]] || bad_usage "--app-env needs K=V"; app_env+=("$2"); shift 2 ;;
@@ -197,12 +200,13 @@ json_dir="$(cd "$json_dir" && pwd)"
 log "results go to ${json_dir#"$ROOT"/}"
 
 # ---------------------------------------------------------------- process bookkeeping
-# Every server is started with setsid, so its PID is also its process group; stop_group signals the
+# Every server is started as its own process group (OWN_GROUP), so its PID is also its group; stop_group signals the
 # whole group (wrapper scripts, probes, children). stop_started_groups (crank/lib-process.sh) runs on every exit path.
 agent_pid=""
 # shellcheck source=crank/lib-process.sh
 . "$CRANK_DIR/lib-process.sh"
 trap stop_started_groups EXIT
+[ "$own_sessions" = 0 ] || START_OWN_SESSION=1
 trap 'warn "interrupted"; exit 130' INT
 trap 'warn "terminated"; exit 143' TERM
 
@@ -214,7 +218,8 @@ done
 missing=()
 command -v jq > /dev/null || missing+=(jq)
 command -v wrk > /dev/null || missing+=(wrk)
-command -v setsid > /dev/null || missing+=(util-linux)
+command -v perl > /dev/null || missing+=(perl-base)
+[ "$own_sessions" = 0 ] || command -v setsid > /dev/null || missing+=(util-linux)
 [ "$need_nginx" = 0 ] || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
 [ "$need_haproxy" = 0 ] || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
 if [ "${#missing[@]}" -gt 0 ]; then
@@ -331,13 +336,13 @@ jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_di
   --arg haproxy "$haproxy_version" --arg command "$COMMAND_LINE" --arg mode "$mode" \
   --argjson rounds "$rounds" --argjson duration "$duration" --argjson warmup "$warmup" \
   --argjson connections "$connections" --argjson threads "$threads" --arg path "$req_path" \
-  --argjson pin "$pin" --arg pgo "$pgo" --argjson appEnv "$app_env_json" --argjson tolerance "$steady_tolerance" \
+  --argjson pin "$pin" --argjson ownSessions "$own_sessions" --arg pgo "$pgo" --argjson appEnv "$app_env_json" --argjson tolerance "$steady_tolerance" \
   --argjson steadyJitShare "$steady_jit_share" --argjson retries "$steady_retries" --argjson warmupMax "$warmup_max" --argjson warmJit "$warm_jit" \
   --argjson scenarios "$(printf '%s\n' "${runnable[@]}" | jq -R . | jq -s .)" \
   '{date: $date, commit: $commit, dirty: ($dirty > 0), nproc: $nproc, cpuModel: $cpu, kernel: $kernel,
     dotnetVersion: $dotnet, wrk: $wrk, nginx: $nginx, haproxy: $haproxy, command: $command, mode: $mode,
     rounds: $rounds, duration: $duration, warmup: $warmup, connections: $connections, threads: $threads,
-    path: $path, pinned: ($pin == 1), profile: $pgo, applicationEnvironment: $appEnv, scenarios: $scenarios,
+    path: $path, pinned: ($pin == 1), ownSessions: ($ownSessions == 1), profile: $pgo, applicationEnvironment: $appEnv, scenarios: $scenarios,
     steadyTolerancePercent: $tolerance, steadyJitSharePercent: $steadyJitShare, steadyRetries: $retries,
     warmupMax: $warmupMax, warmQuietMethods: $warmJit, warmQuietSeconds: '"$WARM_QUIET_SECONDS"'}' \
   > "$json_dir/run.json"
@@ -353,6 +358,7 @@ jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_di
   echo "haproxy:     $haproxy_version"
   echo "mode:        $mode"
   echo "pinning:     $([ "$pin" = 1 ] && echo 'load on CPU 0, proxy + downstream on CPU 1' || echo none)"
+  echo "sessions:    $([ "$own_sessions" = 1 ] && echo 'one per job (setsid: an autogroup each)' || echo 'one for every job (as crank'"'"'s agent)')"
   echo "command:     $COMMAND_LINE"
 } > "$json_dir/machine.txt"
 
@@ -697,13 +703,13 @@ run_fallback() {
     --slurpfile application "$app_file" \
     --arg scenario "$s" --arg round "$r" --arg mode fallback --arg commit "$git_head" \
     --arg pinned "$([ "$pin" = 1 ] && echo 'load=cpu0 application,downstream=cpu1' || echo none)" \
-    --arg profile "$pgo" --arg appEnv "${app_env[*]}" --arg first "$first_status" \
+    --arg profile "$pgo" --arg appEnv "${app_env[*]}" --arg first "$first_status" --argjson ownSessions "$own_sessions" \
     --arg loadRc "$load_rc" --arg appRc "$app_rc" --arg dsRc "$ds_rc" \
     --arg mstart "$measure_start" --arg mend "$measure_end" --arg attempt "$attempt" \
     "{returnCode: (if \$loadRc == \"0\" then 0 else 1 end),
       jobResults: {jobs: $jobs_filter,
         properties: {scenario: \$scenario, round: \$round, runner: \"crank/run-local.sh\", mode: \$mode,
-          commit: \$commit, pinning: \$pinned, profile: \$profile, applicationEnvironment: \$appEnv,
+          commit: \$commit, pinning: \$pinned, ownSessions: (\$ownSessions == 1), profile: \$profile, applicationEnvironment: \$appEnv,
           firstRequestStatus: \$first, loadExitCode: \$loadRc, applicationExitCode: \$appRc,
           downstreamExitCode: \$dsRc, measureStartEpochNs: \$mstart, measureEndEpochNs: \$mend, attempt: \$attempt}},
       benchmarks: []}" > "$out"

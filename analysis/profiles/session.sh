@@ -19,6 +19,9 @@ set -euo pipefail
 mode="${1:?mode}" target="${2:?target}" out="${3:?out dir}" label="${4:-$2}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+# OWN_GROUP: each server in its own process group (stopped as a group) within this session, as run-local.sh starts them.
+# shellcheck source=crank/lib-process.sh
+. "$repo/crank/lib-process.sh"
 : "${LLRP_DIR:=/tmp/prof/llrp}" "${DS_DIR:=/tmp/prof/ds}" "${PROXY_PORT:=58080}" "${DS_PORT:=58081}"
 : "${WARMUP_S:=15}" "${PERF_S:=10}" "${STRACE_S:=5}" "${CONNECTIONS:=64}" "${URL_PATH:=/}" "${PROXY_ENV:=}"
 # perf resolves JIT frames through /tmp/perf-PID.map only if the code is not in the W^X double mapping, and it cannot
@@ -45,20 +48,20 @@ proc_sample() {
   echo "$(date +%s%N) utime=${f[11]} stime=${f[12]} vol=$v invol=$n threads=$(ls /proc/"$pid"/task | wc -l)"
 }
 
-setsid env DOTNET_TieredPGO=1 "$DS_DIR/Downstream" --urls "http://127.0.0.1:$DS_PORT" > "$out/$label.downstream.log" 2>&1 &
+"${OWN_GROUP[@]}" env DOTNET_TieredPGO=1 "$DS_DIR/Downstream" --urls "http://127.0.0.1:$DS_PORT" > "$out/$label.downstream.log" 2>&1 &
 groups+=($!)
 wait_port "$DS_PORT"
 
 case "$target" in
   llhttp)
     # shellcheck disable=SC2086
-    setsid env $BASE_ENV $PROXY_ENV "$LLRP_DIR/LLRP" --urls "http://127.0.0.1:$PROXY_PORT" \
+    "${OWN_GROUP[@]}" env $BASE_ENV $PROXY_ENV "$LLRP_DIR/LLRP" --urls "http://127.0.0.1:$PROXY_PORT" \
       --downstream "http://127.0.0.1:$DS_PORT" --client llhttp > "$out/$label.proxy.log" 2>&1 & ;;
   nginx)
-    setsid env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" JOB_WORK_DIR="$(mktemp -d /tmp/prof/nginx.XXXX)" \
+    "${OWN_GROUP[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" JOB_WORK_DIR="$(mktemp -d /tmp/prof/nginx.XXXX)" \
       "$repo/crank/nginx-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
   haproxy)
-    setsid env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" "$repo/crank/haproxy-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
+    "${OWN_GROUP[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" "$repo/crank/haproxy-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
   *) echo "session: unknown target $target" >&2; exit 2 ;;
 esac
 pid=$!; groups+=("$pid")
