@@ -41,9 +41,9 @@ stop_started_groups() {
 # OWN_GROUP CMD...: execs CMD (same PID) as the leader of a new process group in the caller's session.
 # Not setsid: a new session is also a new scheduler autogroup wherever kernel.sched_autogroup_enabled is 1 (Debian's
 # default), and the scheduler then shares the cores between autogroups first and between their threads second. With
-# the load, the proxy and the origin in three autogroups on two cores, a proxy that runs two busy threads (llhttp's
-# engine loops) waits for its group's turn: measured here, llhttp's p99 rose from 2.7 to 80 ms, its CPU per request
-# from 17.9 to 21.2 us and its RPS fell by a third, while single-threaded nginx and HAProxy barely moved. crank's
+# the load, the proxy and the origin in three autogroups on two cores, each gets about a third of the box, and a
+# proxy that runs two busy threads (llhttp's engine loops) waits for its group's turn: measured here, llhttp's p99
+# rose from ~3.5 to 69-80 ms and every proxy lost 9-31 % of its RPS (analysis/results/20261126-sessions-ab). crank's
 # agent starts its jobs with System.Diagnostics.Process, in the agent's own session, so one session is also what
 # crank measures. perl is Essential in Debian (perl-base); util-linux has no tool for setpgid.
 OWN_GROUP=(perl -e 'setpgrp(0, 0) or die "setpgrp: $!\n"; exec { $ARGV[0] } @ARGV or die "exec $ARGV[0]: $!\n"')
