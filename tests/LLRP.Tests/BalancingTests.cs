@@ -22,6 +22,10 @@ public sealed class BalancingTests
         }
     }
 
+    /// <summary>The downstreams' indexes in FirstAlphabetical's order: by address, case-insensitive.</summary>
+    private static int[] AlphabeticalOrder(BalancedProxy p) =>
+        [.. Enumerable.Range(0, p.Downstreams.Length).OrderBy(i => $"http://127.0.0.1:{p.Downstreams[i].Port}", StringComparer.OrdinalIgnoreCase)];
+
     [Theory, MemberData(nameof(Variant))]
     public async Task RoundRobin_spreads_300_requests_100_each_over_three(string variant)
     {
@@ -81,7 +85,7 @@ public sealed class BalancingTests
     {
         await using var p = await BalancedProxy.StartAsync(variant, 3, "--loadBalancing", "FIRSTALPHABETICAL");
         NameReplies(p);
-        var order = Enumerable.Range(0, 3).OrderBy(i => $"http://127.0.0.1:{p.Downstreams[i].Port}", StringComparer.OrdinalIgnoreCase).ToArray();
+        var order = AlphabeticalOrder(p);
         for (var i = 0; i < 20; i++)
         {
             Assert.Equal(200, await p.GetAsync());
@@ -115,7 +119,7 @@ public sealed class BalancingTests
     {
         await using var p = await BalancedProxy.StartAsync(variant, 3, "--loadBalancing", "FirstAlphabetical");
         NameReplies(p);
-        var order = Enumerable.Range(0, 3).OrderBy(i => $"http://127.0.0.1:{p.Downstreams[i].Port}", StringComparer.OrdinalIgnoreCase).ToArray();
+        var order = AlphabeticalOrder(p);
         var first = p.Downstreams[order[0]];
         await using var client = await p.ConnectAsync();
         await client.SendAsync(request);

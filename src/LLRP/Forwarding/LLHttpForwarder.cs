@@ -49,6 +49,7 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
         while (await signals.WaitForStartAsync())
         {
             Exception? failure = null;
+            var writer = connection.Response;
             byte[]? bodyBuffer = null;
             // A small body, read whole from the client by the first attempt, so a second one sends it again.
             var smallBodyLength = -1;
@@ -57,7 +58,6 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
             Destination? failed = null;
             while (true)
             {
-                var writer = connection.Response;
                 LLHttpConnection? downstream = null;
                 Task? sending = null;
                 CancellationTokenSource? stopSending = null;
