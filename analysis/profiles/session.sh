@@ -7,7 +7,7 @@
 #   MODE    profile  perf record -e cpu-clock -g for the PERF_S-second wrk run, plus perf stat (CPU, context switches)
 #           count    perf stat only (CPU, syscalls, context switches per request), no perf record
 #           strace   strace -c -f for STRACE_S seconds (syscall breakdown; strace slows the process)
-#   TARGET  llhttp | nginx | haproxy
+#   TARGET  llhttp | httpclient (LLRP with that --client) | nginx | haproxy
 # Environment: LLRP_DIR (published LLRP, default /tmp/prof/llrp), DS_DIR (published Downstream, /tmp/prof/ds),
 #   PROXY_PORT (58080), DS_PORT (58081), WARMUP_S (15), PERF_S (10), STRACE_S (5), CONNECTIONS (64), URL_PATH (/;
 #   the origin answers /?s=N with N body bytes),
@@ -53,10 +53,10 @@ groups+=($!)
 wait_port "$DS_PORT"
 
 case "$target" in
-  llhttp)
+  llhttp|httpclient)
     # shellcheck disable=SC2086
     "${OWN_GROUP[@]}" env $BASE_ENV $PROXY_ENV "$LLRP_DIR/LLRP" --urls "http://127.0.0.1:$PROXY_PORT" \
-      --downstream "http://127.0.0.1:$DS_PORT" --client llhttp > "$out/$label.proxy.log" 2>&1 & ;;
+      --downstream "http://127.0.0.1:$DS_PORT" --client "$target" > "$out/$label.proxy.log" 2>&1 & ;;
   nginx)
     "${OWN_GROUP[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" JOB_WORK_DIR="$(mktemp -d /tmp/prof/nginx.XXXX)" \
       "$repo/crank/nginx-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
@@ -100,5 +100,5 @@ case "$mode" in
     wait "$st" || true ;;
   *) echo "session: unknown mode $mode" >&2; exit 2 ;;
 esac
-[ "$target" = llhttp ] && cp "/tmp/perf-$pid.map" "$out/$label.perf-$pid.map" 2>/dev/null || true
+case "$target" in llhttp|httpclient) cp "/tmp/perf-$pid.map" "$out/$label.perf-$pid.map" 2>/dev/null || true ;; esac
 echo "$pid" > "$out/$label.pid"
