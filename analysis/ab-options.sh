@@ -7,13 +7,16 @@
 # usage: analysis/ab-options.sh [--summary] OUT_DIR NAME='K=V K=V' [NAME='...']...
 #   --summary  run nothing: write OUT_DIR/summary.tsv again from the runs already there (ROUNDS as when they ran)
 #   NAME=''  the configuration's extra environment for the proxy ('' = the defaults); a word LLRP_DIR=PATH runs that
-#            published build instead of the shared one, so two commits can be compared in one sitting
+#            published build instead of the shared one, so two commits can be compared in one sitting; a word
+#            CLIENT=NAME runs that forwarding variant (LLRP's --client; default llhttp)
 # Environment: ROUNDS (3), WARMUP_S (15), DURATION_S (10), CONNECTIONS (64), URL_PATH (/; Downstream answers
 #   /?s=N with N body bytes), PROXY_PORT (9780), DS_PORT (9781), LLRP_DIR and DS_DIR (published builds; default:
 #   published here into OUT_DIR/bin from this checkout), LOCK (/tmp/llrp-load.lock), LOCK_WAIT_S (900: a run
 #   that cannot take the lock by then is skipped and reported).
-# Writes OUT_DIR/<NAME>.r<round>.{warmup,wrk,proc,proxy,downstream}.txt and OUT_DIR/summary.tsv: per run requests,
-# RPS, proxy CPU us/request (utime+stime of every thread from /proc over the measured wrk run / wrk's requests),
+# Writes OUT_DIR/<NAME>.r<round>.{warmup,wrk,proc,origin,proxy,downstream}.txt and OUT_DIR/summary.tsv: per run
+# requests, RPS, proxy CPU us/request (utime+stime of every thread from /proc over the measured wrk run / wrk's
+# requests), the origin's CPU us/request over the same window (the same build serving the same requests in every
+# run: a control for the machine's speed during the run, docs/methodology.md "The origin as a control"),
 # voluntary and involuntary context switches per request, the number of the runtime's socket engine threads
 # (".NET Sockets": 1 on this machine by default, one per core when DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1
 # took effect) and their share of the proxy's CPU, the number of LLHttp's epoll engine threads ("LLHttp epoll N":
@@ -57,21 +60,24 @@ if [ "${1:-}" = "--run" ]; then
     done
     echo "$((f[11] + f[12])) $v $n $engines $engine_ticks $loops"
   }
+  cpu_ticks() { local stat f; stat="$(cat "/proc/$1/stat")"; read -r -a f <<< "${stat##*) }"; echo "$((f[11] + f[12]))"; }
   # exec'd by env: $! is the server's own PID.
   env DOTNET_TieredPGO=1 "$DS_DIR/Downstream" --urls "http://127.0.0.1:$DS_PORT" > "$OUT/$label.downstream.txt" 2>&1 &
-  pids+=($!)
+  origin=$!; pids+=("$origin")
   wait_port "$DS_PORT"
-  for word in $env_words; do case "$word" in LLRP_DIR=*) LLRP_DIR="${word#LLRP_DIR=}" ;; esac; done
-  # shellcheck disable=SC2086
-  env $env_words "$LLRP_DIR/LLRP" --urls "http://127.0.0.1:$PROXY_PORT" \
-    --downstream "http://127.0.0.1:$DS_PORT" --client llhttp > "$OUT/$label.proxy.txt" 2>&1 &
+  client=llhttp proxy_env=()
+  for word in $env_words; do
+    case "$word" in LLRP_DIR=*) LLRP_DIR="${word#LLRP_DIR=}" ;; CLIENT=*) client="${word#CLIENT=}" ;; *) proxy_env+=("$word") ;; esac
+  done
+  env "${proxy_env[@]}" "$LLRP_DIR/LLRP" --urls "http://127.0.0.1:$PROXY_PORT" \
+    --downstream "http://127.0.0.1:$DS_PORT" --client "$client" > "$OUT/$label.proxy.txt" 2>&1 &
   proxy=$!; pids+=("$proxy")
   wait_port "$PROXY_PORT"
   url="http://127.0.0.1:$PROXY_PORT$URL_PATH"
   timeout $((WARMUP_S + 10)) wrk -t1 -c"$CONNECTIONS" -d"${WARMUP_S}s" "$url" > "$OUT/$label.warmup.txt"
-  proc_sample "$proxy" > "$OUT/$label.proc.txt"
+  proc_sample "$proxy" > "$OUT/$label.proc.txt"; cpu_ticks "$origin" > "$OUT/$label.origin.txt"
   timeout $((DURATION_S + 10)) wrk -t1 -c"$CONNECTIONS" -d"${DURATION_S}s" "$url" > "$OUT/$label.wrk.txt"
-  proc_sample "$proxy" >> "$OUT/$label.proc.txt"
+  proc_sample "$proxy" >> "$OUT/$label.proc.txt"; cpu_ticks "$origin" >> "$OUT/$label.origin.txt"
   exit 0
 fi
 
@@ -112,7 +118,7 @@ done
 
 # Summary: per run, then the median per configuration (wrk's "N requests in" is the request count).
 {
-  printf 'run\trequests\trps\tcpu_us_per_request\tvol_per_request\tinvol_per_request\tengines\tengine_cpu_share\tepoll_threads\terrors\n'
+  printf 'run\trequests\trps\tcpu_us_per_request\torigin_cpu_us_per_request\tvol_per_request\tinvol_per_request\tengines\tengine_cpu_share\tepoll_threads\terrors\n'
   for config in "$@"; do
     name="${config%%=*}"
     for r in $(seq 1 "$ROUNDS"); do
@@ -122,18 +128,23 @@ done
       rps="$(awk '/^Requests\/sec/ {print $2}' "$out/$label.wrk.txt")"
       errors="$(awk '/Non-2xx|Socket errors/ {printf "%s ", $0}' "$out/$label.wrk.txt")"
       read -r t0 v0 n0 _ e0 _ < <(sed -n 1p "$out/$label.proc.txt"); read -r t1 v1 n1 engines e1 loops < <(sed -n 2p "$out/$label.proc.txt")
+      # Runs from before the origin was sampled have no .origin.txt: their column is empty (-1 below).
+      o0=0 o1=-1
+      if [ -s "$out/$label.origin.txt" ]; then o0="$(sed -n 1p "$out/$label.origin.txt")" o1="$(sed -n 2p "$out/$label.origin.txt")"; fi
       awk -v n="$label" -v q="$requests" -v rps="$rps" -v dt=$((t1 - t0)) -v hz="$tick_hz" -v dv=$((v1 - v0)) -v dn=$((n1 - n0)) \
-        -v eng="$engines" -v de=$((e1 - e0)) -v loops="${loops:-0}" -v e="${errors:-none}" \
-        'BEGIN { printf "%s\t%d\t%.0f\t%.1f\t%.2f\t%.2f\t%d\t%.2f\t%d\t%s\n", n, q, rps, dt / hz * 1e6 / q, dv / q, dn / q, eng, dt ? de / dt : 0, loops, e }'
+        -v eng="$engines" -v de=$((e1 - e0)) -v loops="${loops:-0}" -v e="${errors:-none}" -v dorig=$((o1 - o0)) \
+        'BEGIN { printf "%s\t%d\t%.0f\t%.1f\t%s\t%.2f\t%.2f\t%d\t%.2f\t%d\t%s\n", n, q, rps, dt / hz * 1e6 / q,
+                 dorig < 0 ? "-" : sprintf("%.1f", dorig / hz * 1e6 / q), dv / q, dn / q, eng, dt ? de / dt : 0, loops, e }'
     done
   done
 } > "$out/summary.tsv"
 for config in "$@"; do
   name="${config%%=*}"
-  awk -F'\t' -v n="$name" 'index($1, n ".r") == 1 { rps[++k] = $3; cpu[k] = $4; v[k] = $5; i[k] = $6; s[k] = $8 }
+  awk -F'\t' -v n="$name" 'index($1, n ".r") == 1 { rps[++k] = $3; cpu[k] = $4; if ($5 != "-") o[++ko] = $5; v[k] = $6; i[k] = $7; s[k] = $9 }
     function med(a, m,   j, s, t, x) { for (j = 1; j <= m; j++) s[j] = a[j]
       for (j = 2; j <= m; j++) { x = s[j]; for (t = j - 1; t >= 1 && s[t] > x; t--) s[t + 1] = s[t]; s[t + 1] = x }
       return m % 2 ? s[(m + 1) / 2] : (s[m / 2] + s[m / 2 + 1]) / 2 }
-    END { if (k) printf "median %s (%d runs)\t-\t%.0f\t%.1f\t%.2f\t%.2f\t-\t%.2f\t-\t-\n", n, k, med(rps, k), med(cpu, k), med(v, k), med(i, k), med(s, k) }' "$out/summary.tsv"
+    END { if (k) printf "median %s (%d runs)\t-\t%.0f\t%.1f\t%s\t%.2f\t%.2f\t-\t%.2f\t-\t-\n", n, k, med(rps, k), med(cpu, k),
+                        ko ? sprintf("%.1f", med(o, ko)) : "-", med(v, k), med(i, k), med(s, k) }' "$out/summary.tsv"
 done >> "$out/summary.tsv"
 column -t -s$'\t' "$out/summary.tsv"

@@ -28,6 +28,13 @@ internal sealed class ScenarioSummary
     public double? CpuPercent => Stats.Median(Processes.Select(p => p.CpuPercent));
     public double? CoresPercent => Stats.Median(Processes.Select(p => p.CoresPercent));
     public double? CpuUsPerRequest => Stats.Median(Processes.Select(p => p.CpuUsPerRequest));
+
+    /// <summary>
+    /// The origin's CPU µs per request, median over the runs: the same build serving the same requests in every run, so
+    /// it moves only with the machine's speed during the run (and a little with how a proxy talks to it); a control for
+    /// the proxy's figure (docs/methodology.md, "The origin as a control").
+    /// </summary>
+    public double? OriginCpuUsPerRequest => Stats.Median(Runs.Select(r => r.Downstream?.CpuUsPerRequest));
     public bool CpuPerRequestEstimated => Processes.Any(p => p.CpuPerRequestEstimated);
     public double? AllocatedPerRequest => Stats.Median(Processes.Select(p => p.AllocatedPerRequest));
     public double? WorkingSetMb => Stats.Median(Processes.Select(p => p.WorkingSetMb));

@@ -178,14 +178,14 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
                 $"{Format.Auto(s.P50Ms)} | {Format.Auto(s.P99Ms)} | {Format.Auto(s.MaxMs)} | {Bold(s.BadResponses, errors)} | {Bold(s.SocketErrors, errors)} |");
         }
         _md.AppendLine();
-        _md.AppendLine("| scenario | process | CPU % (all cores) | cores busy | CPU µs/request | allocated B/request | working set MB | peak WS MB | threads | Little's law |");
-        _md.AppendLine("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+        _md.AppendLine("| scenario | process | CPU % (all cores) | cores busy | CPU µs/request | origin CPU µs/request | allocated B/request | working set MB | peak WS MB | threads | Little's law |");
+        _md.AppendLine("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
         foreach (var s in rows)
         {
             var cpuReq = Format.F(s.CpuUsPerRequest, 1) + (s.CpuPerRequestEstimated && s.CpuUsPerRequest is not null ? " ~" : "");
             var alloc = s.AllocatedPerRequest is { } al ? Format.N0(al) : (Analysis.IsDotNetVariant(s.Scenario) ? "not reported" : Format.None);
             _md.AppendLine(CultureInfo.InvariantCulture,
-                $"| {s.Scenario} | {(s.FiguresAreDownstream ? "origin (no proxy)" : "proxy")} | {Format.F(s.CpuPercent, 0)} | {Format.F(s.CoresPercent / 100, 2)} | {cpuReq} | {alloc} | " +
+                $"| {s.Scenario} | {(s.FiguresAreDownstream ? "origin (no proxy)" : "proxy")} | {Format.F(s.CpuPercent, 0)} | {Format.F(s.CoresPercent / 100, 2)} | {cpuReq} | {Format.F(s.OriginCpuUsPerRequest, 1)} | {alloc} | " +
                 $"{Format.F(s.WorkingSetMb, 0)} | {Format.F(s.PeakWorkingSetMb, 0)} | {Format.F(s.Threads, 0)} | {Format.F(s.LittleRatio, 2)} |");
         }
         _md.AppendLine();
@@ -321,6 +321,8 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         _md.AppendLine("- Every process figure covers the measured window only (wrk's measured run), never the warm-up or start-up (docs/methodology.md).");
         _md.AppendLine("- CPU % (100 % = all cores) and cores busy: run-local.sh's average over the measured window (`proc/cpu/average`; crank's own `benchmarks/cpu` is the highest 1 s sample, used only where no average exists). " +
             "CPU µs/request: Δ(utime+stime) of the proxy process over the window / wrk's completed requests (`proc/cpu/per-request`); under crank, LLRP's own `llrp/cpu-per-request` over its statsWindow; `~` marks an estimate from CPU % × cores / RPS where a file has neither.");
+        _md.AppendLine("- Origin CPU µs/request: the same measure for the origin (Downstream), which runs the same build and serves the same requests in every run; " +
+            "it rises and falls with the machine's speed during the run, so a proxy figure that moved with it was the machine's (docs/methodology.md, \"The origin as a control\").");
         _md.AppendLine("- Allocated B/request: the proxy's own `llrp/allocated-per-request`: GC.GetTotalAllocatedBytes of the whole process over the measured window (its statsWindow, to one second) / the requests it completed in that window. " +
             "`not reported` for a .NET variant whose process prints no such measurement.");
         _md.AppendLine("- Steady: the proxy's CPU µs/request in the first and the second half of the measured window agree within the tolerance (`steady/*`, default ±15 % of their mean) " +
@@ -408,8 +410,8 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
     {
         _md.AppendLine("## Runs").AppendLine();
         _md.AppendLine("<details><summary>every run file</summary>").AppendLine();
-        _md.AppendLine("| file | scenario | round | connections | size | profile | RPS | p99 ms | CPU µs/req | bad+socket | return |");
-        _md.AppendLine("|---|---|--:|--:|--:|---|--:|--:|--:|--:|--:|");
+        _md.AppendLine("| file | scenario | round | connections | size | profile | RPS | p99 ms | CPU µs/req | origin CPU µs/req | bad+socket | return |");
+        _md.AppendLine("|---|---|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|");
         var pointOrder = _a.Points.Select((p, i) => (p, i)).ToDictionary(x => x.p, x => x.i);
         foreach (var r in runs.OrderBy(r => pointOrder[r.Point]).ThenBy(r => RoundKey(r.Round)).ThenBy(r => r.Round, StringComparer.Ordinal)
                      .ThenBy(r => Analysis.OrderOf(r.Scenario)))
@@ -417,7 +419,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
             var proc = r.Proxy ?? r.Downstream;
             _md.AppendLine(CultureInfo.InvariantCulture,
                 $"| `{Path.GetRelativePath(resultsDir, r.File)}` | {r.Scenario} | {r.Round} | {r.Point.Connections} | {Format.Bytes(r.Point.ResponseBytes)} | {r.Point.ProfileLabel} | " +
-                $"{Format.N0(r.Load.Rps)} | {Format.Auto(r.Load.P99Ms)} | {Format.F(proc?.CpuUsPerRequest, 1)} | {Format.N0((r.Load.BadResponses ?? 0) + (r.Load.SocketErrors ?? 0))} | {(r.Failed ? "failed" : "0")} |");
+                $"{Format.N0(r.Load.Rps)} | {Format.Auto(r.Load.P99Ms)} | {Format.F(proc?.CpuUsPerRequest, 1)} | {Format.F(r.Downstream?.CpuUsPerRequest, 1)} | {Format.N0((r.Load.BadResponses ?? 0) + (r.Load.SocketErrors ?? 0))} | {(r.Failed ? "failed" : "0")} |");
         }
         _md.AppendLine().AppendLine("</details>").AppendLine();
     }

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Does a proxy's CPU per request move with the origin's? The origin as a control for the machine's speed.
+
+usage: analysis/origin-control.py SITTING_DIR...
+
+Every run of a sitting measures, over the same window, the proxy's CPU µs per request and the origin's (Downstream:
+the same build serving the same requests in every run). Within one scenario at one point (same proxy, same load), the
+origin's figure can only move with the machine: how fast the cores ran during that run. For each such group with at
+least MIN_RUNS runs, each run is put relative to its group's median (proxy / median proxy - 1, origin / median
+origin - 1); the script prints, per scenario and over all of them, how many runs, the correlation of the two
+deviations and the least-squares slope of the proxy's on the origin's. A slope near 1 with a high correlation says
+the run-to-run spread of that proxy's CPU per request is the machine's, not the proxy's.
+
+Reads DIR/<point>/<scenario>.runs.json (analysis/aggregate.sh's files: proc/cpu/per-request of the application and
+downstream jobs). `direct` has no proxy and is left out.
+"""
+import collections
+import glob
+import json
+import os
+import statistics
+import sys
+
+# Fewer runs than this leave a median that is one of two values: no spread to explain.
+MIN_RUNS = 3
+
+
+def per_request(job):
+    return (job or {}).get("results", {}).get("proc/cpu/per-request")
+
+
+def groups(dirs):
+    """(sitting, point, scenario) -> [(proxy µs, origin µs)] over the runs that have both."""
+    out = collections.defaultdict(list)
+    for d in dirs:
+        for path in sorted(glob.glob(os.path.join(d, "*", "*.runs.json"))):
+            scenario = os.path.basename(path)[: -len(".runs.json")]
+            if scenario == "direct":
+                continue
+            point = os.path.basename(os.path.dirname(path))
+            for run in json.load(open(path)):
+                jobs = run.get("jobResults", {}).get("jobs", {})
+                proxy, origin = per_request(jobs.get("application")), per_request(jobs.get("downstream"))
+                if proxy and origin:
+                    out[(d, point, scenario)].append((proxy, origin))
+    return out
+
+
+def main():
+    dirs = sys.argv[1:]
+    if not dirs or any(a.startswith("-") for a in dirs):
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        sys.exit(2)
+    by_scenario = collections.defaultdict(lambda: ([], []))
+    for (_, _, scenario), runs in groups(dirs).items():
+        if len(runs) < MIN_RUNS:
+            continue
+        proxy_median = statistics.median(p for p, _ in runs)
+        origin_median = statistics.median(o for _, o in runs)
+        xs, ys = by_scenario[scenario]
+        for proxy, origin in runs:
+            xs.append(origin / origin_median - 1)
+            ys.append(proxy / proxy_median - 1)
+    if not by_scenario:
+        print("origin-control: no group with both figures in at least %d runs" % MIN_RUNS, file=sys.stderr)
+        sys.exit(1)
+    print("| scenario | runs | correlation | slope | proxy spread (p10-p90) | origin spread (p10-p90) |")
+    print("|---|--:|--:|--:|--:|--:|")
+    every = ([], [])
+    for scenario in sorted(by_scenario):
+        xs, ys = by_scenario[scenario]
+        every[0].extend(xs)
+        every[1].extend(ys)
+        print(row(scenario, xs, ys))
+    print(row("**all**", *every))
+
+
+def row(name, xs, ys):
+    def spread(v):
+        if len(v) < 10:
+            return f"{min(v) * 100:+.0f} to {max(v) * 100:+.0f} % (min-max)"
+        q = statistics.quantiles(v, n=10)
+        return f"{q[0] * 100:+.0f} to {q[-1] * 100:+.0f} %"
+    corr = statistics.correlation(xs, ys) if len(xs) > 2 and len(set(xs)) > 1 else float("nan")
+    slope = statistics.linear_regression(xs, ys).slope if len(set(xs)) > 1 else float("nan")
+    return f"| {name} | {len(xs)} | {corr:.2f} | {slope:.2f} | {spread(ys)} | {spread(xs)} |"
+
+
+if __name__ == "__main__":
+    main()
