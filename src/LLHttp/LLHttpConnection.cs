@@ -87,8 +87,8 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         ArgumentNullException.ThrowIfNull(endPoint);
         options ??= LLHttpOptions.Default;
         return options.SocketEngine == LLHttpSocketEngine.Epoll
-            ? ConnectAsync(ct => EpollTransport.ConnectAsync(endPoint, ct), options, cancellationToken)
-            : ConnectAsync(ct => SocketTransport.ConnectAsync(endPoint, ct), options, cancellationToken);
+            ? ConnectAsync(ct => EpollTransport.ConnectAsync(endPoint, options.ReceiveBufferSize, ct), options, cancellationToken)
+            : ConnectAsync(ct => SocketTransport.ConnectAsync(endPoint, options.ReceiveBufferSize, ct), options, cancellationToken);
     }
 
     internal static async ValueTask<LLHttpConnection> ConnectAsync(
@@ -131,6 +131,9 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
     internal long ExchangeCount => _exchangeCount;
 
     internal bool IsReadableWhileIdle() => _transport.IsReadableWhileIdle();
+
+    /// <summary>The socket's SO_RCVBUF as the kernel reports it (for tests and diagnostics).</summary>
+    internal int SocketReceiveBufferSize => _transport.ReceiveBufferSize;
 
     /// <summary>Whether the connection holds a receive or send buffer (an idle one given back to its pool holds none).</summary>
     internal bool HoldsBuffers => _recv.Length != 0 || _send.HoldsArray;

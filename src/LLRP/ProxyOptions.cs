@@ -55,6 +55,7 @@ public sealed class ProxyOptions
         new("healthCheckFall", "2", "active health: failed checks in a row that take a downstream out (YARP's ConsecutiveFailures default)"),
         new("healthCheckRise", "1", "active health: passed checks in a row that bring it back (YARP: the first)"),
         new("shutdownTimeout", "30", "seconds a stop (SIGTERM, Ctrl+C) waits for exchanges in flight before aborting them (HostOptions.ShutdownTimeout's default)"),
+        new("downstreamReceiveBuffer", "0", "llhttp: SO_RCVBUF in bytes for downstream connections; 0 keeps the kernel's autotuned buffer (as SocketsHttpHandler, nginx and HAProxy do); a set size fixes the receive window (docs/tcp-receive-window.md)"),
         new("downstreamShareAfter", "1", "llhttp without shareClients: seconds a client connection stays idle before its downstream connection goes to the shared idle pool (at most 1,024 per downstream)"),
         new("idleTrimAfter", "5", "seconds without connections, requests or exchanges in flight after which the proxy gives back the buffers and heap a burst left (at most once per 16 MiB allocated); 0 is off"),
         new("inlineScheduling", "true", "run each exchange on the socket engine's epoll thread (Kestrel UnsafePreferInlineScheduling + inline socket completions); unsafe with blocking code"),
@@ -112,6 +113,9 @@ public sealed class ProxyOptions
     // Matches SocketsHttpHandler's PooledConnectionIdleTimeout (1 min), which YARP keeps: a downstream connection idle
     // this long is closed, so an idle client connection does not pin one (with its socket) for its whole life.
     public TimeSpan DownstreamIdleTimeout { get; init; } = TimeSpan.FromMinutes(1);
+
+    /// <summary>llhttp: SO_RCVBUF of each downstream connection; 0 leaves the kernel's (LLHttpOptions.ReceiveBufferSize).</summary>
+    public int DownstreamReceiveBuffer { get; init; }
 
     // 5 s without a connection opened, a request or an exchange in flight: a load that pauses that long has stopped (a
     // busy connection's requests are micro- to milliseconds apart), and an idle proxy then gives back what its last
@@ -219,6 +223,9 @@ public sealed class ProxyOptions
             DownstreamConnectTimeout = Seconds(config, "downstreamConnectTimeout", 15),
             DownstreamResponseTimeout = Seconds(config, "downstreamResponseTimeout", 100),
             DownstreamIdleTimeout = Seconds(config, "downstreamIdleTimeout", 60),
+            // 64 MiB: twice the largest receive buffer Linux autotunes to by default (net.ipv4.tcp_rmem's 32 MiB); the
+            // kernel caps what it grants at twice net.core.rmem_max anyway.
+            DownstreamReceiveBuffer = Int(config, "downstreamReceiveBuffer", 0, 0, 64 * 1024 * 1024),
             LoadBalancing = ParseLoadBalancing(config["loadBalancing"]),
             PassiveHealthReactivationPeriod = Seconds(config, "passiveHealthReactivationPeriod", 60, allowZero: true),
             HealthCheckPath = ParseHealthCheckPath(config["healthCheckPath"]),
@@ -305,7 +312,7 @@ public sealed class ProxyOptions
             $"maxRequestHeaderCount={MaxRequestHeaderCount} maxRequestBodySize={MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
-            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s downstreamShareAfter={DownstreamShareAfter.TotalSeconds}s idleTrimAfter={IdleTrimAfter.TotalSeconds}s inlineScheduling={InlineScheduling} socketEngine={SocketEngine.ToString().ToLowerInvariant()} engineThreads={EngineThreads} " +
+            $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s downstreamReceiveBuffer={DownstreamReceiveBuffer} downstreamShareAfter={DownstreamShareAfter.TotalSeconds}s idleTrimAfter={IdleTrimAfter.TotalSeconds}s inlineScheduling={InlineScheduling} socketEngine={SocketEngine.ToString().ToLowerInvariant()} engineThreads={EngineThreads} " +
             $"loadBalancing={LoadBalancing} passiveHealthReactivationPeriod={PassiveHealthReactivationPeriod.TotalSeconds}s " +
             $"{DescribeHealthChecks()} shutdownTimeout={ShutdownTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
 

@@ -39,7 +39,7 @@ public sealed class EpollSocketTests : IDisposable
     private async Task<(EpollSocket Client, Socket Server)> PairAsync()
     {
         var accept = _listener.AcceptAsync();
-        var client = await EpollSocket.ConnectAsync(_listener.LocalEndPoint!, CancellationToken.None);
+        var client = await EpollSocket.ConnectAsync(_listener.LocalEndPoint!, 0, CancellationToken.None);
         var server = await accept;
         _owned.Add(client);
         _owned.Add(server);
@@ -324,7 +324,7 @@ public sealed class EpollSocketTests : IDisposable
         closed.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         var endPoint = closed.LocalEndPoint!;
         closed.Dispose();
-        var e = await Assert.ThrowsAsync<SocketException>(async () => await EpollSocket.ConnectAsync(endPoint, CancellationToken.None));
+        var e = await Assert.ThrowsAsync<SocketException>(async () => await EpollSocket.ConnectAsync(endPoint, 0, CancellationToken.None));
         Assert.Equal(SocketError.ConnectionRefused, e.SocketErrorCode);
     }
 
@@ -332,7 +332,7 @@ public sealed class EpollSocketTests : IDisposable
     public async Task A_dns_end_point_connects()
     {
         var accept = _listener.AcceptAsync();
-        using var client = await EpollSocket.ConnectAsync(new DnsEndPoint("localhost", ((IPEndPoint)_listener.LocalEndPoint!).Port), CancellationToken.None);
+        using var client = await EpollSocket.ConnectAsync(new DnsEndPoint("localhost", ((IPEndPoint)_listener.LocalEndPoint!).Port), 0, CancellationToken.None);
         using var server = await accept;
         await server.SendAsync("hi"u8.ToArray());
         Assert.Equal("hi"u8.ToArray(), await ReceiveExactlyAsync(client, 2, 8));

@@ -72,5 +72,8 @@ internal sealed class ScriptedTransport : Transport
 
     public override bool IsReadableWhileIdle() => ReadableWhileIdle;
 
+    // No socket under a script.
+    public override int ReceiveBufferSize => 0;
+
     public override void Dispose() => Disposed = true;
 }

@@ -34,6 +34,7 @@ public sealed class CommandLineTests
         { "downstreamConnectTimeout", "86401", "is not a number of seconds above 0 and at most 86400" },
         { "downstreamResponseTimeout", "-5", "is not a number of seconds above 0 and at most 86400" },
         { "downstreamIdleTimeout", "0", "is not a number of seconds above 0 and at most 86400" },
+        { "downstreamReceiveBuffer", "256k", "is not a whole number from 0 to 67108864" },
         { "loadBalancing", "LeastConnections", "is not one of ConnectionRoundRobin, PowerOfTwoChoices, FirstAlphabetical, Random, RoundRobin, LeastRequests" },
         { "passiveHealthReactivationPeriod", "-1", "is not a number of seconds from 0 to 86400" },
         { "healthCheckPath", "health", "is not a path starting with '/' (printable ASCII, no spaces, no '#')" },

@@ -10,8 +10,8 @@ internal sealed class EpollTransport : Transport
 
     private EpollTransport(EpollSocket socket) => _socket = socket;
 
-    public static async ValueTask<Transport> ConnectAsync(EndPoint endPoint, CancellationToken cancellationToken)
-        => new EpollTransport(await EpollSocket.ConnectAsync(endPoint, cancellationToken).ConfigureAwait(false));
+    public static async ValueTask<Transport> ConnectAsync(EndPoint endPoint, int receiveBufferSize, CancellationToken cancellationToken)
+        => new EpollTransport(await EpollSocket.ConnectAsync(endPoint, receiveBufferSize, cancellationToken).ConfigureAwait(false));
 
     public override ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken)
         => _socket.ReceiveAsync(buffer, cancellationToken);
@@ -20,6 +20,8 @@ internal sealed class EpollTransport : Transport
         => _socket.SendAsync(buffer, cancellationToken);
 
     public override bool IsReadableWhileIdle() => _socket.IsReadable();
+
+    public override int ReceiveBufferSize => _socket.ReceiveBufferSize;
 
     public override void Dispose() => _socket.Dispose();
 }

@@ -14,7 +14,7 @@ internal sealed class SocketTransport : Transport
 
     private SocketTransport(Socket socket) => _socket = socket;
 
-    public static async ValueTask<Transport> ConnectAsync(EndPoint endPoint, CancellationToken cancellationToken)
+    public static async ValueTask<Transport> ConnectAsync(EndPoint endPoint, int receiveBufferSize, CancellationToken cancellationToken)
     {
         Socket socket = endPoint is IPEndPoint ip
             ? new Socket(ip.AddressFamily, SocketType.Stream, ProtocolType.Tcp)
@@ -23,6 +23,7 @@ internal sealed class SocketTransport : Transport
         {
             // A head and its body may leave in two sends; Nagle would hold the second for the ACK of the first.
             socket.NoDelay = true;
+            SetReceiveBufferSize(socket, receiveBufferSize);
             await socket.ConnectAsync(endPoint, cancellationToken).ConfigureAwait(false);
             return new SocketTransport(socket);
         }
@@ -32,6 +33,8 @@ internal sealed class SocketTransport : Transport
             throw;
         }
     }
+
+    public override int ReceiveBufferSize => _socket.ReceiveBufferSize;
 
     public override ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken)
         => _socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken);

@@ -34,6 +34,7 @@ internal sealed class LLHttpForwarderFactory : IForwarderFactory
             PooledConnectionIdleTimeout = options.DownstreamIdleTimeout,
             BufferPool = ProxyBuffers.Bytes,
             SocketEngine = options.SocketEngine,
+            ReceiveBufferSize = options.DownstreamReceiveBuffer,
         };
         // One pool per downstream, always: with shareClients or a per-request policy (a connection's requests go to
         // different downstreams) every exchange rents from it; otherwise it holds the connections idle client

@@ -55,6 +55,9 @@ public sealed class EpollSocket : IDisposable
 
     internal int Fd { get; }
 
+    /// <summary>The socket's SO_RCVBUF as the kernel reports it.</summary>
+    internal int ReceiveBufferSize => _socket.ReceiveBufferSize;
+
     /// <summary>The event data of this socket's registration (set by <see cref="EpollEngine.Register"/>).</summary>
     internal ulong Token { get; set; }
 
@@ -78,11 +81,11 @@ public sealed class EpollSocket : IDisposable
     }
 
     /// <summary>Connects to the first address of <paramref name="endPoint"/> that accepts, then serves the socket.</summary>
-    public static async ValueTask<EpollSocket> ConnectAsync(EndPoint endPoint, CancellationToken cancellationToken)
+    public static async ValueTask<EpollSocket> ConnectAsync(EndPoint endPoint, int receiveBufferSize, CancellationToken cancellationToken)
     {
         if (endPoint is IPEndPoint ip)
         {
-            return await ConnectAsync(ip, cancellationToken).ConfigureAwait(false);
+            return await ConnectAsync(ip, receiveBufferSize, cancellationToken).ConfigureAwait(false);
         }
 
         if (endPoint is not DnsEndPoint dns)
@@ -96,7 +99,7 @@ public sealed class EpollSocket : IDisposable
         {
             try
             {
-                return await ConnectAsync(new IPEndPoint(address, dns.Port), cancellationToken).ConfigureAwait(false);
+                return await ConnectAsync(new IPEndPoint(address, dns.Port), receiveBufferSize, cancellationToken).ConfigureAwait(false);
             }
             catch (SocketException e)
             {
@@ -107,7 +110,7 @@ public sealed class EpollSocket : IDisposable
         throw last ?? new SocketException((int)SocketError.HostNotFound);
     }
 
-    private static async ValueTask<EpollSocket> ConnectAsync(IPEndPoint endPoint, CancellationToken cancellationToken)
+    private static async ValueTask<EpollSocket> ConnectAsync(IPEndPoint endPoint, int receiveBufferSize, CancellationToken cancellationToken)
     {
         var socket = new Socket(endPoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
         EpollSocket? served = null;
@@ -115,6 +118,7 @@ public sealed class EpollSocket : IDisposable
         {
             // A head and its body may leave in two sends; Nagle would hold the second for the ACK of the first.
             socket.NoDelay = true;
+            Transport.SetReceiveBufferSize(socket, receiveBufferSize);
             // A synchronous call on a non-blocking socket: the runtime's own engine never registers the socket.
             socket.Blocking = false;
             bool connected = true;
