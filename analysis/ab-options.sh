@@ -60,7 +60,6 @@ if [ "${1:-}" = "--run" ]; then
     done
     echo "$((f[11] + f[12])) $v $n $engines $engine_ticks $loops"
   }
-  cpu_ticks() { local stat f; stat="$(cat "/proc/$1/stat")"; read -r -a f <<< "${stat##*) }"; echo "$((f[11] + f[12]))"; }
   # exec'd by env: $! is the server's own PID.
   env DOTNET_TieredPGO=1 "$DS_DIR/Downstream" --urls "http://127.0.0.1:$DS_PORT" > "$OUT/$label.downstream.txt" 2>&1 &
   origin=$!; pids+=("$origin")
@@ -75,9 +74,9 @@ if [ "${1:-}" = "--run" ]; then
   wait_port "$PROXY_PORT"
   url="http://127.0.0.1:$PROXY_PORT$URL_PATH"
   timeout $((WARMUP_S + 10)) wrk -t1 -c"$CONNECTIONS" -d"${WARMUP_S}s" "$url" > "$OUT/$label.warmup.txt"
-  proc_sample "$proxy" > "$OUT/$label.proc.txt"; cpu_ticks "$origin" > "$OUT/$label.origin.txt"
+  proc_sample "$proxy" > "$OUT/$label.proc.txt"; proc_sample "$origin" > "$OUT/$label.origin.txt"
   timeout $((DURATION_S + 10)) wrk -t1 -c"$CONNECTIONS" -d"${DURATION_S}s" "$url" > "$OUT/$label.wrk.txt"
-  proc_sample "$proxy" >> "$OUT/$label.proc.txt"; cpu_ticks "$origin" >> "$OUT/$label.origin.txt"
+  proc_sample "$proxy" >> "$OUT/$label.proc.txt"; proc_sample "$origin" >> "$OUT/$label.origin.txt"
   exit 0
 fi
 
@@ -130,7 +129,7 @@ done
       read -r t0 v0 n0 _ e0 _ < <(sed -n 1p "$out/$label.proc.txt"); read -r t1 v1 n1 engines e1 loops < <(sed -n 2p "$out/$label.proc.txt")
       # Runs from before the origin was sampled have no .origin.txt: their column is empty (-1 below).
       o0=0 o1=-1
-      if [ -s "$out/$label.origin.txt" ]; then o0="$(sed -n 1p "$out/$label.origin.txt")" o1="$(sed -n 2p "$out/$label.origin.txt")"; fi
+      if [ -s "$out/$label.origin.txt" ]; then read -r o0 _ < <(sed -n 1p "$out/$label.origin.txt"); read -r o1 _ < <(sed -n 2p "$out/$label.origin.txt"); fi
       awk -v n="$label" -v q="$requests" -v rps="$rps" -v dt=$((t1 - t0)) -v hz="$tick_hz" -v dv=$((v1 - v0)) -v dn=$((n1 - n0)) \
         -v eng="$engines" -v de=$((e1 - e0)) -v loops="${loops:-0}" -v e="${errors:-none}" -v dorig=$((o1 - o0)) \
         'BEGIN { printf "%s\t%d\t%.0f\t%.1f\t%s\t%.2f\t%.2f\t%d\t%.2f\t%d\t%s\n", n, q, rps, dt / hz * 1e6 / q,
