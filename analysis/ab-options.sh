@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interleaved A/B of llrp-llhttp configurations that differ only in the proxy's environment (LLRP options such as
 # inlineScheduling=true and runtime settings such as DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0): one published
-# build, fresh origin and proxy per run, rounds interleaved (round 1 runs A B C, round 2 A B C, ...). Each run
+# build, fresh origin and proxy per run, rounds interleaved in crank/lib-rounds.sh's order (round 1 runs A B C,
+# round 2 A C B, round 3 C A B, ...: no configuration always runs first or right after the same one). Each run
 # takes the load lock for itself, so other loads on a shared machine can run between runs, never during one.
 #
 # usage: analysis/ab-options.sh [--summary] OUT_DIR NAME='K=V K=V' [NAME='...']...
@@ -101,10 +102,13 @@ export DOTNET_ROOT="${DOTNET_ROOT:-$(dirname "$(readlink -f "$(command -v dotnet
 export OUT="$out" LLRP_DIR DS_DIR DS_PORT PROXY_PORT URL_PATH CONNECTIONS WARMUP_S DURATION_S
 tick_hz="$(getconf CLK_TCK)"
 self="$repo/analysis/ab-options.sh"
+# shellcheck source=../crank/lib-rounds.sh
+. "$repo/crank/lib-rounds.sh"
 
 for r in $(seq 1 "$ROUNDS"); do
   $summary_only && break
-  for config in "$@"; do
+  mapfile -t order < <(round_order "$r" "$@")
+  for config in "${order[@]}"; do
     name="${config%%=*}" env_words="${config#*=}"
     label="$name.r$r"
     if flock -w "$LOCK_WAIT_S" "$LOCK" timeout $((WARMUP_S + DURATION_S + 90)) "$self" --run "$label" "$env_words"; then

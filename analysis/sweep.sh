@@ -11,7 +11,8 @@
 #                        no adaptive warm-up or retries (too short for steady state: for trying the scripts only)
 #   --budget-minutes M   stop starting runs once M minutes are used (default 180; 6 with --quick); the measured
 #                        duration shrinks to fit the plan, down to 10 s; the warm-up never shrinks
-#   --rounds N           rounds (default 3); each round runs every point once, scenarios interleaved inside
+#   --rounds N           rounds (default 3); each round runs every point once, scenarios interleaved inside, in
+#                        each round's own order (crank/lib-rounds.sh, through run-local.sh --round-offset)
 #   --connections LIST   connection sweep at the default response size, comma-separated (default 32,64,128,256)
 #   --sizes LIST         response sizes in bytes for the size sweep via Downstream ?s=N (default 1024,65536;
 #                        10 B, Downstream's default body, is the base point itself)
@@ -314,7 +315,8 @@ for ((r = 1; r <= rounds; r++)); do
       first_state="$state"
     fi
     # --no-report: one report over the whole sweep at the end.
-    args=(--rounds 1 --warmup "$warmup" --warmup-max "$warmup_max" --steady-retries "$steady_retries"
+    # --round-offset: round r runs its scenarios in round r's order (crank/lib-rounds.sh), though run-local.sh runs one.
+    args=(--rounds 1 --round-offset $((r - 1)) --warmup "$warmup" --warmup-max "$warmup_max" --steady-retries "$steady_retries"
           --duration "$duration" --connections "$c" --path "$path" --no-report
           --proxy-port "$proxy_port" --downstream-port "$origin_port" --json-dir "$dir")
     [ -z "$profile" ] || args+=("--$profile")

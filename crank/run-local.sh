@@ -6,7 +6,10 @@
 #        crank/run-local.sh scaling|sweep|ab|ramp|comparisons [options]   the published comparisons (crank/comparisons.sh)
 #   SCENARIO        direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext
 #                   llrp-yarp httpclientproxy yarp (default: every one that can run here)
-#   --rounds N      interleaved rounds: round 1 runs A B C, round 2 runs A B C, ... (default 3)
+#   --rounds N      interleaved rounds (default 3): round 1 runs A B C D, round 2 A D C B, round 3 C D A B, ...
+#                   (crank/lib-rounds.sh: no scenario always runs first, last or right after the same one)
+#   --round-offset K  run round R in round R+K's order (default 0; analysis/sweep.sh runs one round per call and
+#                   passes its round number - 1)
 #   --duration S    measured seconds per run (default 15)
 #   --warmup S      warm-up seconds before each measured run (default 20: see docs/methodology.md); for the
 #                   .NET scenarios the minimum of an adaptive warm-up (--warmup-max)
@@ -55,7 +58,7 @@ COMMAND_LINE="crank/run-local.sh$(printf ' %q' "$@")"
 # Warm-up: full YARP, the slowest .NET variant to reach tier-1 code, needed ~20 s of load on the shared
 # 2-core box before its CPU us/request stopped falling (docs/methodology.md, "Warm-up"); crank's own
 # default, 15 s, is the floor; the measured duration is crank's default.
-rounds=3 duration=15 warmup=20 connections=64 threads=1 req_path=/
+rounds=3 round_offset=0 duration=15 warmup=20 connections=64 threads=1 req_path=/
 json_dir="" pin=0 own_sessions=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8081
 ready_timeout=60
 # The steadiness criterion (docs/methodology.md, "The steadiness check"). 15 %: nginx, HAProxy and direct (no
@@ -120,6 +123,7 @@ machines_option() {
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) need_int "$1" "${2:-}"; rounds="$2"; shift 2 ;;
+    --round-offset) need_int "$1" "${2:-}"; round_offset="$2"; shift 2 ;;
     --duration) need_int "$1" "${2:-}"; duration="$2"; shift 2 ;;
     --warmup) need_int "$1" "${2:-}"; warmup="$2"; shift 2 ;;
     --connections) need_int "$1" "${2:-}"; connections="$2"; shift 2 ;;
@@ -205,6 +209,8 @@ log "results go to ${json_dir#"$ROOT"/}"
 agent_pid=""
 # shellcheck source=crank/lib-process.sh
 . "$CRANK_DIR/lib-process.sh"
+# shellcheck source=crank/lib-rounds.sh
+. "$CRANK_DIR/lib-rounds.sh"
 trap stop_started_groups EXIT
 [ "$own_sessions" = 0 ] || START_OWN_SESSION=1
 trap 'warn "interrupted"; exit 130' INT
@@ -427,7 +433,7 @@ if [ "$mode" = crank ]; then
     done
   fi
   for ((r = 1; r <= rounds; r++)); do
-    for s in "${runnable[@]}"; do run_crank "$s" "$r"; done
+    for s in $(round_order $((r + round_offset)) "${runnable[@]}"); do run_crank "$s" "$r"; done
   done
   [ -z "$agent_pid" ] || stop_group "$agent_pid" 30
 else
@@ -770,7 +776,7 @@ declare -A unavailable=()
 retries_done=0 unsteady_runs=0
 if [ "$mode" = fallback ]; then
   for ((r = 1; r <= rounds; r++)); do
-    for s in "${runnable[@]}"; do
+    for s in $(round_order $((r + round_offset)) "${runnable[@]}"); do
       [ -n "${unavailable[$s]:-}" ] || run_steady "$s" "$r"
     done
   done
