@@ -58,7 +58,7 @@ case "$target" in
     "${OWN_GROUP[@]}" env $BASE_ENV $PROXY_ENV "$LLRP_DIR/LLRP" --urls "http://127.0.0.1:$PROXY_PORT" \
       --downstream "http://127.0.0.1:$DS_PORT" --client "$target" > "$out/$label.proxy.log" 2>&1 & ;;
   nginx)
-    "${OWN_GROUP[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" JOB_WORK_DIR="$(mktemp -d /tmp/prof/nginx.XXXX)" \
+    "${OWN_GROUP[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" JOB_WORK_DIR="$(mktemp -d -t llrp-prof-nginx.XXXX)" \
       "$repo/crank/nginx-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
   haproxy)
     "${OWN_GROUP[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" "$repo/crank/haproxy-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
