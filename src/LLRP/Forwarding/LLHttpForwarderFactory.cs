@@ -44,6 +44,9 @@ internal sealed class LLHttpForwarderFactory : IForwarderFactory
         _pools = downstreams.Destinations.ToDictionary(d => d, d => new LLHttpConnectionPool(d.EndPoint, _clientOptions));
     }
 
+    /// <summary>The options every downstream connection is opened with (the downstream* options, as LLHttp takes them).</summary>
+    internal LLHttpOptions ClientOptions => _clientOptions;
+
     public string Description => _shared
         ? "llhttp: one shared connection pool per downstream"
         : "llhttp: one downstream connection per inbound connection";
