@@ -13,14 +13,16 @@ namespace LLRP.Forwarding;
 /// </summary>
 internal sealed class LLHttpForwarderFactory : IForwarderFactory
 {
-    private readonly LLHttpOptions _clientOptions;
+    /// <summary>The options every downstream connection is opened with (the downstream* options, as LLHttp takes them).</summary>
+    internal LLHttpOptions ClientOptions { get; }
+
     private readonly Dictionary<Destination, LLHttpConnectionPool> _pools;
     private readonly bool _shared;
     private readonly TimeSpan _shareAfter;
 
     public LLHttpForwarderFactory(ProxyOptions options, DownstreamSet downstreams)
     {
-        _clientOptions = new LLHttpOptions
+        ClientOptions = new LLHttpOptions
         {
             ConnectTimeout = options.DownstreamConnectTimeout,
             // downstreamResponseTimeout is enforced by the connection's deadline, which cancels the token every LLHttp
@@ -41,18 +43,15 @@ internal sealed class LLHttpForwarderFactory : IForwarderFactory
         // connections gave up (downstreamShareAfter), so idle downstream connections stay bounded either way.
         _shared = options.ShareClients || downstreams.PerRequest;
         _shareAfter = options.DownstreamShareAfter;
-        _pools = downstreams.Destinations.ToDictionary(d => d, d => new LLHttpConnectionPool(d.EndPoint, _clientOptions));
+        _pools = downstreams.Destinations.ToDictionary(d => d, d => new LLHttpConnectionPool(d.EndPoint, ClientOptions));
     }
-
-    /// <summary>The options every downstream connection is opened with (the downstream* options, as LLHttp takes them).</summary>
-    internal LLHttpOptions ClientOptions => _clientOptions;
 
     public string Description => _shared
         ? "llhttp: one shared connection pool per downstream"
         : "llhttp: one downstream connection per inbound connection";
 
     public IForwarder Create(DownstreamChoice choice, int connectionIndex) =>
-        new LLHttpForwarder(new LLHttpDownstreamLease(choice, _pools, _shared ? null : _shareAfter, _clientOptions));
+        new LLHttpForwarder(new LLHttpDownstreamLease(choice, _pools, _shared ? null : _shareAfter, ClientOptions));
 
     public void Dispose()
     {
