@@ -290,6 +290,57 @@ public sealed class EpollSocketTests : IDisposable
     }
 
     [EpollFact]
+    public async Task Try_receive_takes_what_is_there_and_never_waits()
+    {
+        var (client, server) = await PairAsync();
+        var buffer = new byte[8];
+        Assert.False(client.MayBeReadable);
+        Assert.Equal(-1, client.TryReceive(buffer));
+        await server.SendAsync("abc"u8.ToArray());
+        await WaitUntilAsync(() => client.MayBeReadable);
+        Assert.Equal(3, client.TryReceive(buffer));
+        Assert.Equal("abc"u8.ToArray(), buffer[..3]);
+        // The short receive drained the socket: the next try makes no system call and finds nothing.
+        Assert.False(client.MayBeReadable);
+        Assert.Equal(-1, client.TryReceive(buffer));
+        server.Shutdown(SocketShutdown.Send);
+        await WaitUntilAsync(() => client.MayBeReadable);
+        Assert.Equal(0, client.TryReceive(buffer));
+        client.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => client.TryReceive(buffer));
+    }
+
+    [EpollFact]
+    public async Task Has_ended_tells_a_fin_from_bytes_still_to_read()
+    {
+        var (client, server) = await PairAsync();
+        Assert.False(client.HasEnded());
+        await server.SendAsync("x"u8.ToArray());
+        await WaitUntilAsync(() => client.MayBeReadable);
+        Assert.False(client.HasEnded());
+        server.Shutdown(SocketShutdown.Send);
+        // The byte before the FIN is still to read: not ended, and the peek consumed nothing.
+        await Task.Delay(20);
+        Assert.False(client.HasEnded());
+        Assert.Equal((byte)'x', (await ReceiveExactlyAsync(client, 1, 1))[0]);
+        await WaitUntilAsync(client.HasEnded);
+        Assert.Equal(0, client.TryReceive(new byte[8]));
+    }
+
+    [EpollFact]
+    public async Task Has_ended_is_true_after_a_reset()
+    {
+        var (client, server) = await PairAsync();
+        server.LingerState = new LingerOption(true, 0);
+        server.Close();
+        await WaitUntilAsync(client.HasEnded);
+        // The peek may have taken the reset's error with it: then a receive reads the end of stream.
+        var received = -1;
+        var error = Record.Exception(() => received = client.TryReceive(new byte[8]));
+        Assert.True(error is SocketException || received == 0, $"after a reset: {error?.GetType().Name ?? received.ToString()}");
+    }
+
+    [EpollFact]
     public async Task Closing_fails_a_pending_receive_with_operation_aborted_and_later_calls_with_disposed()
     {
         var (client, _) = await PairAsync();

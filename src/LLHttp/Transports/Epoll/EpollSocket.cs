@@ -197,6 +197,73 @@ public sealed class EpollSocket : IDisposable
         }
     }
 
+    /// <summary>
+    /// False when no byte and no end of stream arrived since the socket was last drained, as the readiness events tell
+    /// (no system call; a racy read, which a caller may only use to skip a receive that would find nothing). A caller
+    /// that owns its buffer checks it before taking one.
+    /// </summary>
+    public bool MayBeReadable => Volatile.Read(ref _readReady);
+
+    /// <summary>
+    /// Receives what is there now without waiting: the byte count, 0 at end of stream, or -1 when nothing is there (no
+    /// receive is left pending; <see cref="ReceiveAsync"/> with an empty buffer waits for more). A failure throws its
+    /// <see cref="SocketException"/>; a closed socket throws <see cref="ObjectDisposedException"/>.
+    /// </summary>
+    public int TryReceive(Span<byte> buffer)
+    {
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_closed, this);
+            if (!_readReady || buffer.IsEmpty)
+            {
+                return -1;
+            }
+
+            nint received = Receive(buffer, out int errno);
+            if (received >= 0)
+            {
+                return (int)received;
+            }
+
+            return errno == EAgain ? -1 : throw new SocketException((int)ToSocketError(errno));
+        }
+    }
+
+    /// <summary>
+    /// True when the peer ended its side (a FIN or a reset) and no byte is left to read before that end: one peek,
+    /// and none when the readiness events say nothing arrived. Bytes still to read, or nothing at all, give false.
+    /// </summary>
+    public unsafe bool HasEnded()
+    {
+        lock (_lock)
+        {
+            if (_closed)
+            {
+                return true;
+            }
+
+            if (!_readReady)
+            {
+                return false;
+            }
+
+            byte peek;
+            nint n = recv(Fd, &peek, 1, MsgPeek | MsgDontWait);
+            if (n > 0)
+            {
+                return false;
+            }
+
+            if (n < 0 && Marshal.GetLastPInvokeError() == EAgain)
+            {
+                _readReady = false;
+                return false;
+            }
+
+            return true;
+        }
+    }
+
     /// <summary>Sends every byte of <paramref name="buffer"/>; an empty buffer waits until the socket was writable once (its connect ended).</summary>
     public ValueTask SendAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken)
         => SendAsync(new ReadOnlySequence<byte>(buffer), cancellationToken);
