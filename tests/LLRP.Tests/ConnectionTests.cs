@@ -23,6 +23,23 @@ public sealed class ConnectionTests(DefaultProxies farm) : IClassFixture<Default
         }
     }
 
+    // A client that closes its connection while the downstream has not answered yet takes the exchange with it: the
+    // proxy gives up on the downstream request (closing that connection) instead of waiting downstreamResponseTimeout
+    // (100 s here) for an answer nobody will read.
+    [Theory, MemberData(nameof(Variant))]
+    public async Task Client_that_leaves_before_the_response_ends_the_downstream_exchange(string variant)
+    {
+        var p = await farm.GetAsync(variant);
+        p.Downstream.Responder = _ => DownstreamReply.NeverWatchingClose;
+        await using (var c = await p.ConnectAsync())
+        {
+            await c.SendAsync("GET /leaving HTTP/1.1\r\nHost: example.com\r\n\r\n");
+            Assert.Single(await p.Downstream.WaitForForwardedAsync(1));
+        }
+        Assert.True(await p.Downstream.WaitUntilAsync(d => d.HeldConnectionsClosed == 1),
+            $"the downstream connection of the abandoned exchange is still open; {p.Downstream.Describe()}");
+    }
+
     // RFC 9112 §9.6: a server that receives "close" MUST initiate closure after the response to that request.
     [Theory, MemberData(nameof(Variant))]
     public async Task Closes_after_client_connection_close(string variant)

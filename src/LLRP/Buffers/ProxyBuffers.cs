@@ -3,9 +3,9 @@ using LLRP.Http1;
 namespace LLRP.Buffers;
 
 /// <summary>
-/// The pools every exchange rents its buffers from: the request head's copy and field entries, the request body
-/// buffer, and LLHttp's send and receive arrays. A connection holds them only while an exchange runs, so an idle one
-/// holds none. The shared ArrayPool keeps a few arrays of each size per core: with tens of exchanges in flight at once
+/// The pools every exchange rents its buffers from: the client connection's receive and send buffers, the request
+/// head's copy and field entries, the request body buffer, and LLHttp's send and receive arrays. A connection holds
+/// them only while an exchange runs, so an idle one holds none. The shared ArrayPool keeps a few arrays of each size per core: with tens of exchanges in flight at once
 /// most rents missed it and allocated (about 3.2 KB per request at 64 connections on 2 cores), so these pools keep
 /// enough arrays of each size for <see cref="MaxExchangesInFlight"/> exchanges. What a burst leaves in them is given
 /// back by <see cref="Trim"/> once the proxy is idle (<see cref="IdleTrim"/>).
@@ -20,12 +20,13 @@ internal static class ProxyBuffers
     public const int MaxExchangesInFlight = 1024;
 
     /// <summary>
-    /// Arrays of one length an exchange holds at once: LLHttp's send and receive arrays both start at 4 KiB. A pool
+    /// Arrays of one length an exchange holds at once: LLHttp's send and receive arrays and the client connection's send
+    /// buffer all start at 4 KiB (the client's receive buffer, also 4 KiB, is given back once the head is parsed). A pool
     /// that kept one array per length and exchange allocated 330-440 B per request at 1,024 connections (2,048 arrays
-    /// of 4 KiB in flight, 1,024 kept). A third of one length (both grown to 16 KiB beside the request body's buffer)
-    /// is rare enough to allocate.
+    /// of 4 KiB in flight, 1,024 kept). A fourth of one length (grown arrays beside the request body's buffer) is rare
+    /// enough to allocate.
     /// </summary>
-    public const int ArraysPerExchange = 2;
+    public const int ArraysPerExchange = 3;
 
     // The largest array rented: the request head's copy (maxRequestLineSize + maxRequestHeadersTotalSize may be set up
     // to ~1.5 MB, see ProxyOptions); larger requests are refused before they get that far.

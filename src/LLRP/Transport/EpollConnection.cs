@@ -10,37 +10,41 @@ using Microsoft.AspNetCore.Http.Features;
 namespace LLRP.Transport;
 
 /// <summary>
-/// One client connection on LLHttp's epoll engine, as Kestrel sees it: two pipes and the loops that move bytes between
-/// them and the socket. The receive loop waits for the socket to become readable before it takes a buffer, so an idle
-/// connection holds none, and then reads once: one receive per request where the runtime's socket transport makes two.
-/// Both loops run inline (on the engine's thread for readiness, on the writer's thread for a flush); the app's reads
-/// and flushes resume on the scheduler given: inline with inlineScheduling, as Kestrel's UnsafePreferInlineScheduling
-/// does, or the thread pool. The lifecycle follows Kestrel's socket transport: the end of the receive loop
-/// (the client's FIN, a reset, an abort) fires <see cref="ConnectionClosed"/>; the end of the send loop (the app
-/// completed its output, or an abort) shuts the socket down both ways and closes it.
+/// One client connection on LLHttp's epoll engine, as Kestrel sees it. Its transport is a reader and a writer straight
+/// over the socket (<see cref="SocketReader"/>, <see cref="SocketWriter"/>): no pipes and no loops of their own, so a
+/// request touches the socket, this object, its reader and writer and their two buffers, and runs on the thread that
+/// serves it (the engine's for readiness, the app's for a flush). A read receives when the app asks, once per request;
+/// the app's reads and flushes resume on the engine's thread with inlineScheduling, as Kestrel's
+/// UnsafePreferInlineScheduling does, or on the thread pool. The lifecycle follows Kestrel's socket transport: the
+/// client's FIN or a reset fires <see cref="ConnectionClosed"/> (on the thread pool); completing the output (or an
+/// abort) shuts the socket down both ways and closes it.
 /// </summary>
-internal sealed class EpollConnection : ConnectionContext,
+internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
     IConnectionIdFeature, IConnectionTransportFeature, IConnectionItemsFeature, IConnectionLifetimeFeature,
     IConnectionEndPointFeature, IMemoryPoolFeature
 {
-    // Kestrel's socket transport asks for half a block per receive (MinAllocBufferSize): a smaller tail of the current
-    // block is not worth a receive.
-    private const int MinimumReceiveBuffer = 2048;
+    /// <summary>
+    /// The most request bytes the input holds that the app has not consumed: 1 MiB, Kestrel's MaxRequestBufferSize
+    /// (its socket transport pauses receiving there). The request side consumes as it parses, and its head limits are far
+    /// below, so only an app that stops consuming reaches it; its next read fails.
+    /// </summary>
+    internal const int MaxUnreadRequestBytes = 1024 * 1024;
 
     private static long s_lastId;
 
     private readonly EpollSocket _socket;
-    private readonly Pipe _input;
-    private readonly Pipe _output;
+    private readonly SocketReader _reader;
+    private readonly SocketWriter _writer;
     private readonly CancellationTokenSource _closed = new();
     private readonly TaskCompletionSource _closedFired = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Lock _shutdownLock = new();
     private IDictionary<object, object?>? _items;
     private volatile Exception? _shutdownReason;
     private bool _socketClosed;
-    private Task _processing = Task.CompletedTask;
+    // ConnectionClosed: 0 not fired, 1 queued to the thread pool, 2 fired by DisposeAsync.
+    private int _closedState;
 
-    public EpollConnection(Socket accepted, MemoryPool<byte> pool, PipeScheduler appScheduler, long maxReadBufferSize, long maxWriteBufferSize)
+    public EpollConnection(Socket accepted, MemoryPool<byte> pool, bool inlineScheduling)
     {
         LocalEndPoint = accepted.LocalEndPoint;
         RemoteEndPoint = accepted.RemoteEndPoint;
@@ -50,13 +54,9 @@ internal sealed class EpollConnection : ConnectionContext,
         MemoryPool = pool;
         ConnectionId = $"epoll-{Interlocked.Increment(ref s_lastId):x}";
         ConnectionClosed = _closed.Token;
-
-        // PipeOptions(pool, readerScheduler, writerScheduler, ...): the input's reader and the output's writer are the app.
-        _input = new Pipe(new PipeOptions(pool, appScheduler, PipeScheduler.Inline,
-            maxReadBufferSize, maxReadBufferSize / 2, MinimumReceiveBuffer, useSynchronizationContext: false));
-        _output = new Pipe(new PipeOptions(pool, PipeScheduler.Inline, appScheduler,
-            maxWriteBufferSize, maxWriteBufferSize / 2, useSynchronizationContext: false));
-        Transport = new DuplexPipe(_input.Reader, _output.Writer);
+        _reader = new SocketReader(this, _socket, inlineScheduling);
+        _writer = new SocketWriter(this, _socket, inlineScheduling);
+        Transport = this;
 
         Features = new FeatureCollection();
         Features.Set<IConnectionIdFeature>(this);
@@ -87,117 +87,28 @@ internal sealed class EpollConnection : ConnectionContext,
 
     public MemoryPool<byte> MemoryPool { get; }
 
-    public void Start() => _processing = RunAsync();
+    PipeReader IDuplexPipe.Input => _reader;
 
-    public override void Abort(ConnectionAbortedException abortReason)
-    {
-        CloseSocket(abortReason);
-        // The send loop may wait for output that never comes.
-        _output.Reader.CancelPendingRead();
-    }
+    PipeWriter IDuplexPipe.Output => _writer;
+
+    public override void Abort(ConnectionAbortedException abortReason) => CloseSocket(abortReason);
 
     /// <summary>Kestrel calls this once the connection's middleware returned.</summary>
     public override async ValueTask DisposeAsync()
     {
-        Transport.Input.Complete();
-        Transport.Output.Complete();
-        await _processing.ConfigureAwait(false);
-        _closed.Dispose();
-    }
-
-    private async Task RunAsync()
-    {
-        var receiving = ReceiveLoopAsync();
-        var sending = SendLoopAsync();
-        await receiving.ConfigureAwait(false);
-        await sending.ConfigureAwait(false);
-    }
-
-    private async Task ReceiveLoopAsync()
-    {
-        Exception? error = null;
-        var input = _input.Writer;
-        try
+        _reader.Complete();
+        // Sends what the app left unflushed and closes the socket (once a pending send ends).
+        _writer.Complete();
+        if (Interlocked.CompareExchange(ref _closedState, 2, 0) == 0)
         {
-            while (true)
-            {
-                // No buffer while waiting: an idle connection holds nothing from the pool.
-                await _socket.ReceiveAsync(Memory<byte>.Empty, CancellationToken.None).ConfigureAwait(false);
-                var buffer = input.GetMemory(MinimumReceiveBuffer);
-                int received = await _socket.ReceiveAsync(buffer, CancellationToken.None).ConfigureAwait(false);
-                if (received == 0)
-                {
-                    break; // the client's FIN
-                }
-
-                input.Advance(received);
-                var flush = await input.FlushAsync().ConfigureAwait(false);
-                if (flush.IsCompleted || flush.IsCanceled)
-                {
-                    break; // the app stopped reading
-                }
-            }
+            _closed.Cancel();
         }
-        catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.Shutdown)
+        else
         {
-            error = new ConnectionResetException(e.Message, e);
-        }
-        catch (Exception e) when (e is SocketException or ObjectDisposedException)
-        {
-            // The socket was closed under the receive: the close's reason is the one to report.
-            error = e;
-        }
-        finally
-        {
-            await input.CompleteAsync(_shutdownReason ?? error).ConfigureAwait(false);
-            FireConnectionClosed();
             await _closedFired.Task.ConfigureAwait(false);
         }
-    }
 
-    private async Task SendLoopAsync()
-    {
-        Exception? reason = null;
-        var output = _output.Reader;
-        try
-        {
-            while (true)
-            {
-                var result = await output.ReadAsync().ConfigureAwait(false);
-                if (result.IsCanceled)
-                {
-                    break;
-                }
-
-                var buffer = result.Buffer;
-                if (!buffer.IsEmpty)
-                {
-                    // Every segment in one gathered send, as Kestrel's socket transport does.
-                    await _socket.SendAsync(buffer, CancellationToken.None).ConfigureAwait(false);
-                }
-
-                output.AdvanceTo(buffer.End);
-                if (result.IsCompleted)
-                {
-                    break;
-                }
-            }
-        }
-        catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.Shutdown)
-        {
-            reason = new ConnectionResetException(e.Message, e);
-        }
-        catch (Exception e) when (e is SocketException or ObjectDisposedException)
-        {
-            reason = e;
-        }
-        finally
-        {
-            CloseSocket(reason);
-            await output.CompleteAsync().ConfigureAwait(false);
-            // A receive loop paused on a full input pipe must see the end.
-            _input.Writer.CancelPendingFlush();
-        }
+        _closed.Dispose();
     }
 
     private void CloseSocket(Exception? reason)
@@ -210,30 +121,31 @@ internal sealed class EpollConnection : ConnectionContext,
             }
 
             _socketClosed = true;
-            // Null only when the app completed its output: nobody sees this one but a receive that was still waiting.
+            // Null only when the app completed its output: nobody sees this one but a read that was still waiting.
             _shutdownReason = reason ?? new ConnectionAbortedException("The connection's output was completed.");
         }
 
-        // As Kestrel's socket transport does: a graceful shutdown both ways even for an abort, then the close.
+        _writer.OnSocketClosed();
+        // As Kestrel's socket transport does: a graceful shutdown both ways even for an abort, then the close. A pending
+        // readiness wait or send ends with it.
         _socket.Shutdown(SocketShutdown.Both);
         _socket.Dispose();
+        FireConnectionClosed();
     }
 
     private void FireConnectionClosed()
     {
+        if (Interlocked.CompareExchange(ref _closedState, 1, 0) != 0)
+        {
+            return;
+        }
+
         // On the thread pool, as Kestrel's socket transport does: the token's callbacks are the app's code and must not
-        // run on the engine's thread, nor inside this loop.
+        // run on the engine's thread, nor under the reader's lock.
         ThreadPool.UnsafeQueueUserWorkItem(static connection =>
         {
             connection._closed.Cancel();
             connection._closedFired.TrySetResult();
         }, this, preferLocal: false);
-    }
-
-    private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
-    {
-        public PipeReader Input { get; } = input;
-
-        public PipeWriter Output { get; } = output;
     }
 }

@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.IO.Pipelines;
 using System.Net;
 using System.Net.Sockets;
 using Microsoft.AspNetCore.Connections;
@@ -12,10 +11,7 @@ namespace LLRP.Transport;
 /// </summary>
 internal sealed class EpollConnectionListenerFactory(IMemoryPoolFactory<byte> pools, ProxyOptions options) : IConnectionListenerFactory
 {
-    // Kestrel's socket transport defaults (SocketTransportOptions): 1 MiB of request bytes not yet read by the app
-    // pauses the receive; 64 KiB of response bytes not yet sent pauses the app's flush. Its listen backlog is 512.
-    internal const long MaxReadBufferSize = 1024 * 1024;
-    internal const long MaxWriteBufferSize = 64 * 1024;
+    // Kestrel's socket transport's listen backlog (SocketTransportOptions.Backlog).
     private const int Backlog = 512;
 
     public ValueTask<IConnectionListener> BindAsync(EndPoint endpoint, CancellationToken cancellationToken = default)
@@ -47,12 +43,11 @@ internal sealed class EpollConnectionListenerFactory(IMemoryPoolFactory<byte> po
             throw;
         }
 
-        // inlineScheduling=false: the app's side of each pipe runs on the thread pool, as with Kestrel's own transport.
-        var appScheduler = options.InlineScheduling ? PipeScheduler.Inline : PipeScheduler.ThreadPool;
-        return new ValueTask<IConnectionListener>(new Listener(listen, pools.Create(), appScheduler));
+        // inlineScheduling=false: the app's reads and flushes resume on the thread pool, as with Kestrel's own transport.
+        return new ValueTask<IConnectionListener>(new Listener(listen, pools.Create(), options.InlineScheduling));
     }
 
-    private sealed class Listener(Socket listen, MemoryPool<byte> pool, PipeScheduler appScheduler) : IConnectionListener
+    private sealed class Listener(Socket listen, MemoryPool<byte> pool, bool inlineScheduling) : IConnectionListener
     {
         public EndPoint EndPoint { get; } = listen.LocalEndPoint!;
 
@@ -81,7 +76,7 @@ internal sealed class EpollConnectionListenerFactory(IMemoryPoolFactory<byte> po
                 EpollConnection connection;
                 try
                 {
-                    connection = new EpollConnection(accepted, pool, appScheduler, MaxReadBufferSize, MaxWriteBufferSize);
+                    connection = new EpollConnection(accepted, pool, inlineScheduling);
                 }
                 catch (SocketException)
                 {
@@ -91,7 +86,6 @@ internal sealed class EpollConnectionListenerFactory(IMemoryPoolFactory<byte> po
                     continue;
                 }
 
-                connection.Start();
                 return connection;
             }
         }

@@ -11,6 +11,12 @@ public sealed record DownstreamReply
     /// <summary>Never answer: hold the connection open until the test ends.</summary>
     public bool Hold { get; init; }
 
+    /// <summary>
+    /// With <see cref="Hold"/>: read on until the proxy closes the connection, and count that close
+    /// (<see cref="RecordingDownstream.HeldConnectionsClosed"/>).
+    /// </summary>
+    public bool WatchClose { get; init; }
+
     /// <summary>Write the response one byte per send, to exercise the proxy's parser across reads.</summary>
     public bool ByteByByte { get; init; }
 
@@ -23,4 +29,7 @@ public sealed record DownstreamReply
     public static readonly DownstreamReply CloseWithoutResponse = new() { CloseAfter = true };
 
     public static readonly DownstreamReply Never = new() { Hold = true };
+
+    /// <summary>Never answer, and notice when the proxy gives up on the exchange and closes the connection.</summary>
+    public static readonly DownstreamReply NeverWatchingClose = new() { Hold = true, WatchClose = true };
 }

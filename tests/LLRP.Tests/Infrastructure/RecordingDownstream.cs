@@ -23,12 +23,16 @@ public sealed class RecordingDownstream : IAsyncDisposable
     private TaskCompletionSource _release = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private int _epoch;
     private int _connections;
+    private int _heldClosed;
     private Task? _acceptLoop;
 
     public int Port { get; private set; }
 
     /// <summary>Connections accepted since the downstream started.</summary>
     public int AcceptedConnections => Volatile.Read(ref _connections);
+
+    /// <summary>Connections held by <see cref="DownstreamReply.NeverWatchingClose"/> that the proxy closed.</summary>
+    public int HeldConnectionsClosed => Volatile.Read(ref _heldClosed);
 
     public void Start()
     {
@@ -295,6 +299,15 @@ public sealed class RecordingDownstream : IAsyncDisposable
         var reply = request.IsProbe || responder is null ? DownstreamReply.Ok() : responder(request);
         if (reply.Hold)
         {
+            if (reply.WatchClose)
+            {
+                var closed = ReadUntilClosedAsync(stream, ct);
+                if (await Task.WhenAny(release.WaitAsync(ct), closed) == closed)
+                {
+                    Interlocked.Increment(ref _heldClosed);
+                }
+                return false;
+            }
             await release.WaitAsync(ct);
             return false;
         }
@@ -311,6 +324,22 @@ public sealed class RecordingDownstream : IAsyncDisposable
             await stream.WriteAsync(reply.Bytes, ct);
         }
         return !reply.CloseAfter;
+    }
+
+    // Ends when the peer closes or resets the connection; bytes it sends meanwhile are dropped.
+    private static async Task ReadUntilClosedAsync(NetworkStream stream, CancellationToken ct)
+    {
+        var scratch = new byte[256];
+        try
+        {
+            while (await stream.ReadAsync(scratch, ct) > 0)
+            {
+            }
+        }
+        catch (IOException)
+        {
+            // A reset is a close too.
+        }
     }
 
     private void RecordPartial(int epoch, int id, string head, int bodyBytes, string reason)
