@@ -18,17 +18,10 @@ namespace LLHttp.Transports.Epoll;
 /// </summary>
 public sealed class EpollSocket : IDisposable
 {
-    /// <summary>
-    /// The most segments one gathered send takes. An output pipe of LLRP's transport pauses its writer at 64 KiB, at
-    /// most 16 of its 4 KiB blocks; 32 leaves room for what a writer adds before it flushes. A longer sequence goes out
-    /// in several calls. Linux allows 1,024 (IOV_MAX); the bound keeps the call's pins and vectors on the stack small.
-    /// </summary>
-    public const int MaxGatheredSegments = 32;
-
     private readonly Socket _socket;
     private readonly Lock _lock = new();
     private readonly PendingOperation<Memory<byte>> _receive;
-    private readonly PendingOperation<ReadOnlySequence<byte>> _send;
+    private readonly PendingOperation<ReadOnlyMemory<byte>> _send;
     private bool _closed;
 
     // Set by every readable event, cleared by a receive that drained the socket (it returned fewer bytes than asked,
@@ -50,7 +43,7 @@ public sealed class EpollSocket : IDisposable
         _socket = socket;
         Fd = (int)socket.SafeHandle.DangerousGetHandle();
         _receive = new PendingOperation<Memory<byte>>(_lock);
-        _send = new PendingOperation<ReadOnlySequence<byte>>(_lock);
+        _send = new PendingOperation<ReadOnlyMemory<byte>>(_lock);
     }
 
     internal int Fd { get; }
@@ -266,13 +259,6 @@ public sealed class EpollSocket : IDisposable
 
     /// <summary>Sends every byte of <paramref name="buffer"/>; an empty buffer waits until the socket was writable once (its connect ended).</summary>
     public ValueTask SendAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken)
-        => SendAsync(new ReadOnlySequence<byte>(buffer), cancellationToken);
-
-    /// <summary>
-    /// Sends every byte of <paramref name="buffer"/>, gathering its segments into one system call (up to
-    /// <see cref="MaxGatheredSegments"/> at a time); an empty buffer waits until the socket was writable once.
-    /// </summary>
-    public ValueTask SendAsync(ReadOnlySequence<byte> buffer, CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
         {
@@ -448,73 +434,25 @@ public sealed class EpollSocket : IDisposable
 
     // Under the lock, socket open. Sends until the buffer is empty or the socket is full; returns the errno that stopped
     // it (EAGAIN: full) or 0.
-    private int Send(ref ReadOnlySequence<byte> buffer)
+    private unsafe int Send(ref ReadOnlyMemory<byte> buffer)
     {
         while (!buffer.IsEmpty)
         {
-            nint sent = buffer.IsSingleSegment ? SendOne(buffer.FirstSpan) : SendGathered(buffer);
+            nint sent;
+            fixed (byte* p = buffer.Span)
+            {
+                sent = send(Fd, p, (nuint)buffer.Length, MsgDontWait | MsgNoSignal);
+            }
+
             if (sent < 0)
             {
                 return Marshal.GetLastPInvokeError();
             }
 
-            // All of it (the usual case) needs no slicing.
-            buffer = sent == buffer.Length ? default : buffer.Slice(sent);
+            buffer = buffer[(int)sent..];
         }
 
         return 0;
-    }
-
-    private unsafe nint SendOne(ReadOnlySpan<byte> buffer)
-    {
-        fixed (byte* p = buffer)
-        {
-            return send(Fd, p, (nuint)buffer.Length, MsgDontWait | MsgNoSignal);
-        }
-    }
-
-    // One sendmsg for the first MaxGatheredSegments segments, each pinned for the call: free for a pool's pinned blocks,
-    // a GC handle for an ordinary array (a pipe takes blocks larger than its pool's from ArrayPool).
-    private unsafe nint SendGathered(in ReadOnlySequence<byte> buffer)
-    {
-        var pins = new PinnedSegments();
-        IoVector* vectors = stackalloc IoVector[MaxGatheredSegments];
-        int count = 0;
-        try
-        {
-            foreach (var segment in buffer)
-            {
-                if (segment.IsEmpty)
-                {
-                    continue;
-                }
-
-                if (count == MaxGatheredSegments)
-                {
-                    break;
-                }
-
-                pins[count] = segment.Pin();
-                vectors[count] = new IoVector { Base = (byte*)pins[count].Pointer, Length = (nuint)segment.Length };
-                count++;
-            }
-
-            var message = new MessageHeader { Vectors = vectors, VectorCount = (nuint)count };
-            return sendmsg(Fd, &message, MsgDontWait | MsgNoSignal);
-        }
-        finally
-        {
-            for (int i = 0; i < count; i++)
-            {
-                pins[i].Dispose();
-            }
-        }
-    }
-
-    [InlineArray(MaxGatheredSegments)]
-    private struct PinnedSegments
-    {
-        private MemoryHandle _first;
     }
 
     /// <summary>Shuts down one or both directions (a FIN for <see cref="SocketShutdown.Send"/>); nothing once closed.</summary>

@@ -47,28 +47,6 @@ internal static unsafe partial class Native
     [LibraryImport("libc", SetLastError = true)]
     public static partial nint send(int fd, byte* buffer, nuint length, int flags);
 
-    /// <summary>struct iovec: one buffer of a gathered send.</summary>
-    public struct IoVector
-    {
-        public byte* Base;
-        public nuint Length;
-    }
-
-    /// <summary>struct msghdr (x86-64 layout: natural alignment pads the name length to 8 bytes).</summary>
-    public struct MessageHeader
-    {
-        public void* Name;
-        public uint NameLength;
-        public IoVector* Vectors;
-        public nuint VectorCount;
-        public void* Control;
-        public nuint ControlLength;
-        public int Flags;
-    }
-
-    [LibraryImport("libc", SetLastError = true)]
-    public static partial nint sendmsg(int fd, MessageHeader* message, int flags);
-
     /// <summary>The SocketError a failed recv or send reports, as the runtime's own sockets report it.</summary>
     public static SocketError ToSocketError(int errno) => errno switch
     {
