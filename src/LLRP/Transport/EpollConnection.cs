@@ -25,8 +25,10 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
 {
     /// <summary>
     /// The most request bytes the input holds that the app has not consumed: 1 MiB, Kestrel's MaxRequestBufferSize
-    /// (its socket transport pauses receiving there). The request side consumes as it parses, and its head limits are far
-    /// below, so only an app that stops consuming reaches it; its next read fails.
+    /// (its socket transport pauses receiving there). The request side consumes a head line by line, and no line of a
+    /// head the options allow is longer (maxRequestLineSize is at most 1 MiB, the whole field section 512 KiB; a test
+    /// forwards a request line of exactly 1 MiB); the body reader consumes as it reads. So only an app that stops
+    /// consuming reaches it; its next read fails.
     /// </summary>
     internal const int MaxUnreadRequestBytes = 1024 * 1024;
 

@@ -174,6 +174,19 @@ public sealed class LimitedProxies : ProxyFarm
     ];
 }
 
+/// <summary>The largest request head limits the options accept.</summary>
+public sealed class LargestHeadProxies : ProxyFarm
+{
+    public const int MaxRequestLineSize = 1024 * 1024;
+    public const int MaxRequestHeadersTotalSize = 512 * 1024;
+
+    protected override IReadOnlyList<string> Options =>
+    [
+        "--maxRequestLineSize", $"{MaxRequestLineSize}",
+        "--maxRequestHeadersTotalSize", $"{MaxRequestHeadersTotalSize}",
+    ];
+}
+
 /// <summary>Short timeouts: tests assert what happens when they fire, never how long it took.</summary>
 public sealed class ImpatientProxies : ProxyFarm
 {
