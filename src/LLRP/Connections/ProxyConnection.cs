@@ -15,7 +15,7 @@ namespace LLRP.Connections;
 /// <summary>
 /// One client connection and its one request loop: read and validate a head, let the variant's
 /// <see cref="IForwarder"/> send it downstream and relay the response into <see cref="Response"/>, flush, and go on
-/// until either side wants the connection closed. Pipelined requests wait in the pipe. Every failure ends here as a
+/// until either side wants the connection closed. Pipelined requests wait in the connection's input. Every failure ends here as a
 /// <see cref="ProxyError"/> and is answered in <see cref="FailExchangeAsync"/>.
 /// </summary>
 internal sealed class ProxyConnection
@@ -176,7 +176,7 @@ internal sealed class ProxyConnection
                 }
                 _inExchange = false;
                 _server.CountRequest();
-                // A body the downstream did not wait for is still in the pipe: drained (bounded) or the connection closes
+                // A body the downstream did not wait for is still in the input: drained (bounded) or the connection closes
                 // (RFC 9110 §15.5). A stopping host closes each connection once its exchange is done (RFC 9112 §9.6).
                 if (Response.MustClose || _server.Stopping || (!Body.IsComplete && !await DrainBodyAsync()))
                 {
@@ -200,7 +200,7 @@ internal sealed class ProxyConnection
 
     /// <summary>
     /// An early final response (RFC 9110 §15: any status, sent before the request body ended) left the rest of the body
-    /// in the pipe. RFC 9112 §9.3 and §9.6 allow either reading and discarding it or closing; this reads it, bounded by
+    /// in the input. RFC 9112 §9.3 and §9.6 allow either reading and discarding it or closing; this reads it, bounded by
     /// <see cref="RequestBodyDrainTimeout"/> and maxRequestBodySize, so the connection can carry the next request and so
     /// the close that ends a failed drain does not find unread input (closing with unread input resets the connection
     /// and may destroy the response before the client reads it). Returns whether the body ended and the connection

@@ -400,7 +400,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         public override void Write(byte[] buffer, int offset, int count) =>
             throw new InvalidOperationException("Synchronous writes of the response body are not supported; use WriteAsync.");
 
-        // Written bytes are already in the connection's pipe, which is flushed after the exchange.
+        // Written bytes are already in the connection's output, which is flushed after the exchange.
         public override void Flush()
         {
         }

@@ -17,7 +17,7 @@ internal static class ProxyThrow
     [DoesNotReturn, StackTraceHidden, MethodImpl(MethodImplOptions.NoInlining)]
     public static void BadRequest(string message) => throw new ProxyException(ProxyError.BadRequest, message);
 
-    /// <summary>A write to the client completed its pipe: the client is gone.</summary>
+    /// <summary>A write to the client found its output completed: the client is gone.</summary>
     [DoesNotReturn, StackTraceHidden, MethodImpl(MethodImplOptions.NoInlining)]
     public static void ClientGone() => throw new ProxyException(ProxyError.ClientGone, "The client closed the connection.");
 }

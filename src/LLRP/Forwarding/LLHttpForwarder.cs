@@ -207,7 +207,7 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
     /// An early final response (RFC 9110 §15: any status, before the body is done) leaves the rest unsent: the body
     /// task is stopped, the downstream connection is closed (RFC 9112 §9.3: a client that sees the server is not
     /// reading stops sending), and the client connection closes after the relayed response because its unread body is
-    /// still in the pipe (see <see cref="ProxyConnection"/>).
+    /// still in the client's input (see <see cref="ProxyConnection"/>).
     /// </summary>
     private static async ValueTask<bool> FinishSendingAsync(Task sending, CancellationTokenSource stopSending)
     {

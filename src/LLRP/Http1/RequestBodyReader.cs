@@ -7,7 +7,7 @@ using LLRP.Errors;
 namespace LLRP.Http1;
 
 /// <summary>
-/// Reads the client's request body from the connection's pipe and hands out the de-framed bytes; the variant
+/// Reads the client's request body from the connection's input and hands out the de-framed bytes; the variant
 /// re-frames them for the downstream, so client framing is never copied through (RFC 9112 §6, §7.1).
 /// One instance per connection, restarted for each request.
 /// </summary>

@@ -164,9 +164,10 @@ internal sealed class ResponseWriter
             var memory = _output.GetMemory(BodyBufferSize + ChunkPrefixLength + ChunkSuffixLength);
             return memory.Slice(ChunkPrefixLength, memory.Length - ChunkPrefixLength - ChunkSuffixLength);
         }
-        // Never more than the body still owed: Kestrel's output pipe serves hints up to its 4 KB block from its own
-        // pool and larger ones from ArrayPool.Shared, which allocates under load (a few arrays per core); so a body
-        // that fits a block (the usual small answer) never leaves Kestrel's pool.
+        // Never more than the body still owed: with the runtime's socket engine Kestrel's output pipe serves hints up to
+        // its 4 KB block from its own pool and larger ones from ArrayPool.Shared, which allocates under load (a few
+        // arrays per core); so a body that fits a block (the usual small answer) never leaves Kestrel's pool. (The epoll
+        // transport's writer grows its one buffer from the exchange pool.)
         var plain = _output.GetMemory(_lengthKnown ? (int)Math.Min(_remaining, BodyBufferSize) : BodyBufferSize);
         return _remaining > 0 && plain.Length > _remaining ? plain[..(int)_remaining] : plain;
     }
