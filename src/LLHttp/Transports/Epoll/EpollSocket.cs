@@ -226,34 +226,11 @@ public sealed class EpollSocket : IDisposable
     /// True when the peer ended its side (a FIN or a reset) and no byte is left to read before that end: one peek,
     /// and none when the readiness events say nothing arrived. Bytes still to read, or nothing at all, give false.
     /// </summary>
-    public unsafe bool HasEnded()
+    public bool HasEnded()
     {
         lock (_lock)
         {
-            if (_closed)
-            {
-                return true;
-            }
-
-            if (!_readReady)
-            {
-                return false;
-            }
-
-            byte peek;
-            nint n = recv(Fd, &peek, 1, MsgPeek | MsgDontWait);
-            if (n > 0)
-            {
-                return false;
-            }
-
-            if (n < 0 && Marshal.GetLastPInvokeError() == EAgain)
-            {
-                _readReady = false;
-                return false;
-            }
-
-            return true;
+            return Peek() == Readable.Ended;
         }
     }
 
@@ -297,30 +274,50 @@ public sealed class EpollSocket : IDisposable
     /// True when the peer closed the connection or sent bytes since it was last drained. Known from the readiness events
     /// without a system call, except after a receive that filled its buffer, which one peek settles.
     /// </summary>
-    public unsafe bool IsReadable()
+    public bool IsReadable()
     {
         lock (_lock)
         {
-            if (_closed)
-            {
-                return true;
-            }
-
-            if (!_readReady)
-            {
-                return false;
-            }
-
-            byte peek;
-            nint n = recv(Fd, &peek, 1, MsgPeek | MsgDontWait);
-            if (n < 0 && Marshal.GetLastPInvokeError() == EAgain)
-            {
-                _readReady = false;
-                return false;
-            }
-
-            return true;
+            return Peek() != Readable.Nothing;
         }
+    }
+
+    private enum Readable : byte
+    {
+        Nothing,
+        Bytes,
+        /// <summary>A FIN or a reset with nothing before it, or the socket is closed.</summary>
+        Ended,
+    }
+
+    // Under the lock: what a receive would find now, without taking it. One peek, unless the readiness events or the
+    // close settle it.
+    private unsafe Readable Peek()
+    {
+        if (_closed)
+        {
+            return Readable.Ended;
+        }
+
+        if (!_readReady)
+        {
+            return Readable.Nothing;
+        }
+
+        byte peek;
+        nint n = recv(Fd, &peek, 1, MsgPeek | MsgDontWait);
+        if (n > 0)
+        {
+            return Readable.Bytes;
+        }
+
+        if (n < 0 && Marshal.GetLastPInvokeError() == EAgain)
+        {
+            _readReady = false;
+            return Readable.Nothing;
+        }
+
+        return Readable.Ended;
     }
 
     internal void OnEvents(uint events)
