@@ -4,7 +4,6 @@ using System.Net.Sockets;
 using System.Threading.Tasks.Sources;
 using LLHttp.Transports.Epoll;
 using LLRP.Buffers;
-using Microsoft.AspNetCore.Connections;
 
 namespace LLRP.Transport;
 
@@ -450,9 +449,7 @@ internal sealed partial class EpollConnection
         // Under the lock: the receive failed. A reset is the client's; a socket closed by the transport reports why.
         private void Fail(Exception e)
         {
-            _error ??= _connection._shutdownReason ?? (e is SocketException { SocketErrorCode: SocketError.ConnectionReset or SocketError.Shutdown }
-                ? new ConnectionResetException(e.Message, e)
-                : e);
+            _error ??= _connection._shutdownReason ?? ClientFailure(e);
             _connection.FireConnectionClosed();
         }
 

@@ -3,7 +3,6 @@ using System.Net.Sockets;
 using System.Threading.Tasks.Sources;
 using LLHttp.Transports.Epoll;
 using LLRP.Buffers;
-using Microsoft.AspNetCore.Connections;
 
 namespace LLRP.Transport;
 
@@ -78,18 +77,11 @@ internal sealed partial class EpollConnection
                 return new ValueTask<FlushResult>(new FlushResult(isCanceled: false, isCompleted: false));
             }
 
-            var send = _socket.SendAsync(_buffer.AsMemory(0, _length), cancellationToken);
-            if (!send.IsCompleted)
-            {
-                // The previous flush's result was taken (its await ended): the core is free for this one.
-                _core.Reset();
-                _sending = true;
-                _send = send;
-                send.GetAwaiter().UnsafeOnCompleted(_onSent);
-                return new ValueTask<FlushResult>(this, _core.Version);
-            }
-
-            return new ValueTask<FlushResult>(new FlushResult(isCanceled: false, isCompleted: !Sent(send)));
+            // The previous flush's result was taken (its await ended): the core is free for this one.
+            _core.Reset();
+            return StartSend(cancellationToken) is bool sent
+                ? new ValueTask<FlushResult>(new FlushResult(isCanceled: false, isCompleted: !sent))
+                : new ValueTask<FlushResult>(this, _core.Version);
         }
 
         /// <summary>Not supported: a flush is a send the kernel has taken or the engine finishes; abort the connection instead.</summary>
@@ -113,18 +105,9 @@ internal sealed partial class EpollConnection
                 }
             }
 
-            if (!_failed && _length > 0)
+            if (!_failed && _length > 0 && StartSend(CancellationToken.None) is null)
             {
-                var send = _socket.SendAsync(_buffer.AsMemory(0, _length), CancellationToken.None);
-                if (!send.IsCompleted)
-                {
-                    _sending = true;
-                    _send = send;
-                    send.GetAwaiter().UnsafeOnCompleted(_onSent);
-                    return;
-                }
-
-                _ = Sent(send);
+                return; // OnSent closes
             }
 
             Drop();
@@ -158,6 +141,22 @@ internal sealed partial class EpollConnection
             }
 
             return _buffer;
+        }
+
+        // Sends what the buffer holds: whether every byte went (see Sent), or null when the send waits for the socket and
+        // OnSent will end it.
+        private bool? StartSend(CancellationToken cancellationToken)
+        {
+            var send = _socket.SendAsync(_buffer.AsMemory(0, _length), cancellationToken);
+            if (send.IsCompleted)
+            {
+                return Sent(send);
+            }
+
+            _sending = true;
+            _send = send;
+            send.GetAwaiter().UnsafeOnCompleted(_onSent);
+            return null;
         }
 
         // A send ended (on the engine's thread, or on the one that closed the socket): the flush completes.
@@ -196,9 +195,7 @@ internal sealed partial class EpollConnection
             {
                 _failed = true;
                 Drop();
-                _connection.CloseSocket(e is SocketException { SocketErrorCode: SocketError.ConnectionReset or SocketError.Shutdown }
-                    ? new ConnectionResetException(e.Message, e)
-                    : e);
+                _connection.CloseSocket(ClientFailure(e));
                 return false;
             }
         }

@@ -113,6 +113,13 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
         _closed.Dispose();
     }
 
+    // What a failed receive or send tells the app: a reset (or a shutdown) is the client's, as Kestrel's socket transport
+    // reports it; anything else as it came.
+    private static Exception ClientFailure(Exception e) =>
+        e is SocketException { SocketErrorCode: SocketError.ConnectionReset or SocketError.Shutdown }
+            ? new ConnectionResetException(e.Message, e)
+            : e;
+
     private void CloseSocket(Exception? reason)
     {
         lock (_shutdownLock)
