@@ -26,6 +26,7 @@
 #   --pgo-connections LIST  the connection counts of those pgo and nopgo points, comma-separated (default: the
 #                        base connections)
 #   --pin                pass --pin to run-local.sh (wrk on CPU 0, proxy + origin on CPU 1)
+#   --pin-proxy          pass --pin-proxy to run-local.sh (the proxy alone on CPU 1, wrk + origin on CPU 0)
 #   --ports P,Q          proxy and origin ports (default 18080,18081, away from crank/smoke.sh's 8080/8081;
 #                        when either is in use, the next free pair P+10,Q+10 ...)
 #   --out DIR            results directory (default analysis/results/<date>-<nproc>cpu-<cpu model>;
@@ -45,7 +46,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUN_LOCAL="$ROOT/crank/run-local.sh"
 SWEEP_COMMAND="analysis/sweep.sh$(printf ' %q' "$@")"
 
-quick=0 budget_min="" rounds="" conns="" sizes="" base_c=64 pgo_conns="" fixed_d="" fixed_w="" pgo="" pin=0
+quick=0 budget_min="" rounds="" conns="" sizes="" base_c=64 pgo_conns="" fixed_d="" fixed_w="" pgo="" pin=""
 warmup_max="" steady_retries=""
 proxy_port=18080 origin_port=18081 out="" dry=0 report=1 install=1 fallback=0
 scenarios=()
@@ -79,7 +80,7 @@ while [ $# -gt 0 ]; do
     --pgo) pgo=1; shift ;;
     --pgo-connections) need_list "$1" "${2:-}"; pgo_conns="$2"; shift 2 ;;
     --no-pgo) pgo=0; shift ;;
-    --pin) pin=1; shift ;;
+    --pin|--pin-proxy) [ -z "$pin" ] || [ "$pin" = "$1" ] || die "--pin and --pin-proxy exclude each other"; pin="$1"; shift ;;
     --ports) [[ "${2:-}" =~ ^[0-9]+,[0-9]+$ ]] || die "--ports needs P,Q"; proxy_port="${2%,*}"; origin_port="${2#*,}"; shift 2 ;;
     --out) out="${2:?--out needs a directory}"; shift 2 ;;
     --dry-run) dry=1; shift ;;
@@ -320,7 +321,7 @@ for ((r = 1; r <= rounds; r++)); do
           --duration "$duration" --connections "$c" --path "$path" --no-report
           --proxy-port "$proxy_port" --downstream-port "$origin_port" --json-dir "$dir")
     [ -z "$profile" ] || args+=("--$profile")
-    [ "$pin" = 0 ] || args+=(--pin)
+    [ -z "$pin" ] || args+=("$pin")
     [ "$install" = 1 ] || args+=(--no-install)
     [ "$fallback" = 0 ] || args+=(--fallback)
     cmd="crank/run-local.sh$(printf ' %q' "${args[@]}" "${ss[@]}")"

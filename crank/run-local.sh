@@ -22,6 +22,9 @@
 #   --path P        request path, e.g. '/?s=1024' (default /)
 #   --json-dir DIR  where the JSON files go (default artifacts/crank/<date>-<time>)
 #   --pin           taskset: load generator on CPU 0, proxy and downstream on CPU 1 (fallback only)
+#   --pin-proxy     taskset: the proxy alone on CPU 1, load generator and downstream on CPU 0 (fallback only):
+#                   the proxy has a core of its own, as on a machine of its own in crank's three-machine
+#                   profile, and every proxy gets the same one core (nginx and HAProxy run one worker/thread)
 #   --own-sessions  start each job in a session (and scheduler autogroup) of its own, as run-local.sh did until
 #                   2026-11-26 (fallback only; the default is one session, as crank's agent: docs/methodology.md)
 #   --pgo | --nopgo run the proxy (application) with the "pgo" / "nopgo" environment (benchmarks.yml profiles)
@@ -59,7 +62,7 @@ COMMAND_LINE="crank/run-local.sh$(printf ' %q' "$@")"
 # 2-core box before its CPU us/request stopped falling (docs/methodology.md, "Warm-up"); crank's own
 # default, 15 s, is the floor; the measured duration is crank's default.
 rounds=3 round_offset=0 duration=15 warmup=20 connections=64 threads=1 req_path=/
-json_dir="" pin=0 own_sessions=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8081
+json_dir="" pin=none own_sessions=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8081
 ready_timeout=60
 # The steadiness criterion (docs/methodology.md, "The steadiness check"). 15 %: nginx, HAProxy and direct (no
 # JIT) had halves within 15 % in 16 of 18 runs of the 2026-11-23 sitting on the shared 2-core box, within 10 % in
@@ -136,7 +139,10 @@ while [ $# -gt 0 ]; do
     --warmup-max) need_int "$1" "${2:-}"; warmup_max="$2"; shift 2 ;;
     --warm-jit) need_int "$1" "${2:-}"; warm_jit="$2"; shift 2 ;;
     --no-report) report=0; shift ;;
-    --pin) pin=1; shift ;;
+    --pin|--pin-proxy)
+      mode_of_pin=load; [ "$1" = --pin ] || mode_of_pin=proxy
+      [ "$pin" = none ] || [ "$pin" = "$mode_of_pin" ] || bad_usage "--pin and --pin-proxy exclude each other"
+      pin="$mode_of_pin"; shift ;;
     --own-sessions) own_sessions=1; shift ;;
     --pgo) pgo=pgo; shift ;;
     --nopgo) pgo=nopgo; shift ;;
@@ -245,7 +251,17 @@ if [ -z "${DOTNET_ROOT:-}" ] && command -v dotnet > /dev/null; then
   export DOTNET_ROOT   # lets the published apphosts find the runtime wherever dotnet lives
 fi
 nproc_n="$(nproc)"
-if [ "$pin" = 1 ] && [ "$nproc_n" -lt 2 ]; then warn "--pin needs 2 CPUs; not pinning"; pin=0; fi
+if [ "$pin" != none ] && [ "$nproc_n" -lt 2 ]; then warn "--pin and --pin-proxy need 2 CPUs; not pinning"; pin=none; fi
+# pinning_of FORMAT: the pinning in words (text) or as role=cpu lists (short).
+pinning_of() {
+  case "$pin/$1" in
+    load/text) echo 'load on CPU 0, proxy + downstream on CPU 1' ;;
+    load/short) echo 'load=cpu0 application,downstream=cpu1' ;;
+    proxy/text) echo 'proxy alone on CPU 1, load + downstream on CPU 0' ;;
+    proxy/short) echo 'application=cpu1 load,downstream=cpu0' ;;
+    *) echo none ;;
+  esac
+}
 
 # ---------------------------------------------------------------- which scenarios can run
 app_of() {
@@ -331,6 +347,7 @@ for d in "$ROOT/.tools/crank" "$ROOT/.tools" ""; do
 done
 mode=fallback
 if [ "$use_crank" = 1 ] && [ -n "$crank_bin" ]; then mode=crank; fi
+if [ "$mode" = crank ] && [ "$pin" != none ]; then warn "--pin and --pin-proxy apply to the fallback only (--fallback); not pinning"; pin=none; fi
 if [ "${#agents[@]}" -gt 0 ] && [ "$mode" != crank ]; then
   echo "run-local: --agents needs crank (crank and crank-agent on PATH or in .tools/crank/; crank/README.md)" >&2; exit 1
 fi
@@ -342,13 +359,13 @@ jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_di
   --arg haproxy "$haproxy_version" --arg command "$COMMAND_LINE" --arg mode "$mode" \
   --argjson rounds "$rounds" --argjson duration "$duration" --argjson warmup "$warmup" \
   --argjson connections "$connections" --argjson threads "$threads" --arg path "$req_path" \
-  --argjson pin "$pin" --argjson ownSessions "$own_sessions" --arg pgo "$pgo" --argjson appEnv "$app_env_json" --argjson tolerance "$steady_tolerance" \
+  --arg pinning "$(pinning_of short)" --argjson ownSessions "$own_sessions" --arg pgo "$pgo" --argjson appEnv "$app_env_json" --argjson tolerance "$steady_tolerance" \
   --argjson steadyJitShare "$steady_jit_share" --argjson retries "$steady_retries" --argjson warmupMax "$warmup_max" --argjson warmJit "$warm_jit" \
   --argjson scenarios "$(printf '%s\n' "${runnable[@]}" | jq -R . | jq -s .)" \
   '{date: $date, commit: $commit, dirty: ($dirty > 0), nproc: $nproc, cpuModel: $cpu, kernel: $kernel,
     dotnetVersion: $dotnet, wrk: $wrk, nginx: $nginx, haproxy: $haproxy, command: $command, mode: $mode,
     rounds: $rounds, duration: $duration, warmup: $warmup, connections: $connections, threads: $threads,
-    path: $path, pinned: ($pin == 1), ownSessions: ($ownSessions == 1), profile: $pgo, applicationEnvironment: $appEnv, scenarios: $scenarios,
+    path: $path, pinned: ($pinning != "none"), pinning: $pinning, ownSessions: ($ownSessions == 1), profile: $pgo, applicationEnvironment: $appEnv, scenarios: $scenarios,
     steadyTolerancePercent: $tolerance, steadyJitSharePercent: $steadyJitShare, steadyRetries: $retries,
     warmupMax: $warmupMax, warmQuietMethods: $warmJit, warmQuietSeconds: '"$WARM_QUIET_SECONDS"'}' \
   > "$json_dir/run.json"
@@ -363,7 +380,7 @@ jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_di
   echo "nginx:       $nginx_version"
   echo "haproxy:     $haproxy_version"
   echo "mode:        $mode"
-  echo "pinning:     $([ "$pin" = 1 ] && echo 'load on CPU 0, proxy + downstream on CPU 1' || echo none)"
+  echo "pinning:     $(pinning_of text)"
   echo "sessions:    $([ "$own_sessions" = 1 ] && echo 'one per job (setsid: an autogroup each)' || echo 'one for every job (as crank'"'"'s agent)')"
   echo "command:     $COMMAND_LINE"
 } > "$json_dir/machine.txt"
@@ -554,7 +571,7 @@ run_fallback() {
   local s="$1" r="$2" attempt="${3:-1}"
   local tag="$s.r$r" logs="$json_dir/logs" app kind client="" ready=""
   [ "$attempt" = 1 ] || tag="$tag.a$attempt"
-  local ds_pid="" app_pid="" target_port="$proxy_port" app_cmd=() pin_app=() pin_load=()
+  local ds_pid="" app_pid="" target_port="$proxy_port" app_cmd=() pin_app=() pin_ds=() pin_load=()
   local out="$json_dir/$s.r$r.json" samples="$json_dir/logs/$tag.samples"
   app="$(app_of "$s")"
   case "$s" in
@@ -568,7 +585,10 @@ run_fallback() {
     llrp-httpclientwithcontext) client=httpclient-httpcontext ;;
     llrp-yarp) client=yarp ;;
   esac
-  if [ "$pin" = 1 ]; then pin_app=(taskset -c 1); pin_load=(taskset -c 0); fi
+  case "$pin" in
+    load) pin_app=(taskset -c 1) pin_ds=(taskset -c 1) pin_load=(taskset -c 0) ;;
+    proxy) pin_app=(taskset -c 1) pin_ds=(taskset -c 0) pin_load=(taskset -c 0) ;;
+  esac
 
   # Each port is checked where it will listen (in its namespace with --netns).
   local busy=""
@@ -579,7 +599,7 @@ run_fallback() {
 
   # 1. downstream (crank job "downstream")
   local ds_exe; ds_exe="$("$CRANK_DIR/publish.sh" --exe downstream)"
-  start_group "$logs/$tag.downstream.log" "$(dirname "$ds_exe")" "${in_downstream[@]}" "${pin_app[@]}" "$ds_exe" \
+  start_group "$logs/$tag.downstream.log" "$(dirname "$ds_exe")" "${in_downstream[@]}" "${pin_ds[@]}" "$ds_exe" \
     --urls "http://$ds_listen:$downstream_port"
   ds_pid="$STARTED_PID"
   if ! wait_ready "$ds_pid" "$logs/$tag.downstream.log" "Application started."; then
@@ -708,7 +728,7 @@ run_fallback() {
   jq -n --slurpfile load "$logs/$tag.load.job.json" --slurpfile downstream "$logs/$tag.downstream.job.json" \
     --slurpfile application "$app_file" \
     --arg scenario "$s" --arg round "$r" --arg mode fallback --arg commit "$git_head" \
-    --arg pinned "$([ "$pin" = 1 ] && echo 'load=cpu0 application,downstream=cpu1' || echo none)" \
+    --arg pinned "$(pinning_of short)" \
     --arg profile "$pgo" --arg appEnv "${app_env[*]}" --arg first "$first_status" --argjson ownSessions "$own_sessions" \
     --arg loadRc "$load_rc" --arg appRc "$app_rc" --arg dsRc "$ds_rc" \
     --arg mstart "$measure_start" --arg mend "$measure_end" --arg attempt "$attempt" \

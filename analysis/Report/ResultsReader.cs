@@ -318,7 +318,9 @@ internal static partial class ResultsReader
         var warnings = r.Prop("warnings") is { ValueKind: JsonValueKind.Array } w
             ? w.EnumerateArray().Select(x => ((JsonElement?)x).Text()).OfType<string>().ToList()
             : [];
-        var pinned = r.Prop("pinned") is { ValueKind: JsonValueKind.True } ? "yes" : r.Prop("pinned") is { ValueKind: JsonValueKind.False } ? "no" : r.Prop("pinned").Text();
+        // "pinning" names the roles' CPUs (run-local.sh since --pin-proxy); earlier runs have only "pinned", a boolean.
+        var pinned = r.Prop("pinning").Text()
+            ?? (r.Prop("pinned") is { ValueKind: JsonValueKind.True } ? "yes" : r.Prop("pinned") is { ValueKind: JsonValueKind.False } ? "no" : r.Prop("pinned").Text());
         return new RunMeta(file, r.Prop("date").Text(), r.Prop("commit").Text(),
             r.Prop("dirty") is { ValueKind: JsonValueKind.True or JsonValueKind.False } d ? d.GetBoolean() : null,
             (int?)r.Prop("nproc").Number(), r.Prop("cpuModel").Text(), r.Prop("kernel").Text(), r.Prop("dotnetVersion").Text(),

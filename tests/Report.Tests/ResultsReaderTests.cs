@@ -35,6 +35,19 @@ public sealed class ResultsReaderTests : IDisposable
     public void LogsFolderIsRecognisedByItsName(string relative, bool underLogs) =>
         Assert.Equal(underLogs, ResultsReader.IsUnderLogs(_dir, Path.Combine(_dir, relative)));
 
+    [Theory]
+    [InlineData("""{ "pinned": true, "pinning": "application=cpu1 load,downstream=cpu0" }""", "application=cpu1 load,downstream=cpu0")]
+    [InlineData("""{ "pinned": true }""", "yes")]
+    [InlineData("""{ "pinned": false }""", "no")]
+    public void PinningIsReadFromRunJsonOfEitherAge(string runJson, string pinning)
+    {
+        File.WriteAllText(Path.Combine(_dir, "run.json"), runJson);
+
+        var (_, metas, _) = ResultsReader.ReadAll(_dir, skipDirectory: null);
+
+        Assert.Equal(pinning, Assert.Single(metas).Pinned);
+    }
+
     private static string RunJson(int rps, int attempts, int steady) => $$"""
         {
           "returnCode": 0,
