@@ -8,8 +8,8 @@ namespace LLRP.Buffers;
 /// them only while an exchange runs, so an idle one holds none. The shared ArrayPool keeps a few arrays of each size
 /// per core: with tens of exchanges in flight at once most rents missed it and allocated (about 3.2 KB per request at
 /// 64 connections on 2 cores), so these pools keep enough arrays of each size for <see cref="MaxExchangesInFlight"/>
-/// exchanges. What a burst leaves in them is given
-/// back by <see cref="Trim"/> once the proxy is idle (<see cref="IdleTrim"/>).
+/// exchanges. What a burst leaves in them is given back by <see cref="Trim"/> once the proxy is idle
+/// (<see cref="IdleTrim"/>).
 /// </summary>
 internal static class ProxyBuffers
 {

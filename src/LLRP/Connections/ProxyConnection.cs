@@ -15,8 +15,8 @@ namespace LLRP.Connections;
 /// <summary>
 /// One client connection and its one request loop: read and validate a head, let the variant's
 /// <see cref="IForwarder"/> send it downstream and relay the response into <see cref="Response"/>, flush, and go on
-/// until either side wants the connection closed. Pipelined requests wait in the connection's input. Every failure ends here as a
-/// <see cref="ProxyError"/> and is answered in <see cref="FailExchangeAsync"/>.
+/// until either side wants the connection closed. Pipelined requests wait in the connection's input. Every failure
+/// ends here as a <see cref="ProxyError"/> and is answered in <see cref="FailExchangeAsync"/>.
 /// </summary>
 internal sealed class ProxyConnection
 {
