@@ -12,9 +12,12 @@
 #   PROXY_PORT (58080), DS_PORT (58081), WARMUP_S (15), PERF_S (10), STRACE_S (5), CONNECTIONS (64), URL_PATH (/;
 #   the origin answers /?s=N with N body bytes),
 #   PROXY_ENV ("K=V K=V", extra environment for the .NET proxy), BASE_ENV (environment the profile mode adds so
-#   that perf can name .NET frames; empty in the other modes).
+#   that perf can name .NET frames; empty in the other modes),
+#   PIN (none | proxy: the proxy alone on CPU 1, the origin and wrk on CPU 0, as run-local.sh --pin-proxy).
 # Writes OUT_DIR/<LABEL>.* : perf.data, perf-stat.txt, wrk.txt, proc.txt (CPU ticks and context switches over
-# all threads before/after), strace.txt.
+# all threads before/after), strace.txt; in count mode also origin-perf-stat.txt and wrk-perf-stat.txt (the same
+# counters for the origin and for wrk, the load side's cost per request) and origin-connections.txt (the proxy's
+# established connections to the origin, counted once mid-run).
 set -euo pipefail
 mode="${1:?mode}" target="${2:?target}" out="${3:?out dir}" label="${4:-$2}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,7 +26,12 @@ repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=crank/lib-process.sh
 . "$repo/crank/lib-process.sh"
 : "${LLRP_DIR:=/tmp/prof/llrp}" "${DS_DIR:=/tmp/prof/ds}" "${PROXY_PORT:=58080}" "${DS_PORT:=58081}"
-: "${WARMUP_S:=15}" "${PERF_S:=10}" "${STRACE_S:=5}" "${CONNECTIONS:=64}" "${URL_PATH:=/}" "${PROXY_ENV:=}"
+: "${WARMUP_S:=15}" "${PERF_S:=10}" "${STRACE_S:=5}" "${CONNECTIONS:=64}" "${URL_PATH:=/}" "${PROXY_ENV:=}" "${PIN:=none}"
+case "$PIN" in
+  none) pin_proxy=() pin_load=() ;;
+  proxy) pin_proxy=(taskset -c 1) pin_load=(taskset -c 0) ;;
+  *) echo "session: PIN must be none or proxy, not '$PIN'" >&2; exit 2 ;;
+esac
 # perf resolves JIT frames through /tmp/perf-PID.map only if the code is not in the W^X double mapping, and it cannot
 # name ReadyToRun code at all: so the profile runs JIT everything (the benchmarks' "pgo" profile does the same).
 if [ "$mode" = profile ]; then : "${BASE_ENV=DOTNET_PerfMapEnabled=1 DOTNET_EnableWriteXorExecute=0 DOTNET_ReadyToRun=0}"; fi
@@ -48,20 +56,20 @@ proc_sample() {
   echo "$(date +%s%N) utime=${f[11]} stime=${f[12]} vol=$v invol=$n threads=$(ls /proc/"$pid"/task | wc -l)"
 }
 
-"${OWN_GROUP[@]}" env DOTNET_TieredPGO=1 "$DS_DIR/Downstream" --urls "http://127.0.0.1:$DS_PORT" > "$out/$label.downstream.log" 2>&1 &
-groups+=($!)
+"${OWN_GROUP[@]}" "${pin_load[@]}" env DOTNET_TieredPGO=1 "$DS_DIR/Downstream" --urls "http://127.0.0.1:$DS_PORT" > "$out/$label.downstream.log" 2>&1 &
+ds_pid=$!; groups+=("$ds_pid")
 wait_port "$DS_PORT"
 
 case "$target" in
   llhttp|httpclient)
     # shellcheck disable=SC2086
-    "${OWN_GROUP[@]}" env $BASE_ENV $PROXY_ENV "$LLRP_DIR/LLRP" --urls "http://127.0.0.1:$PROXY_PORT" \
+    "${OWN_GROUP[@]}" "${pin_proxy[@]}" env $BASE_ENV $PROXY_ENV "$LLRP_DIR/LLRP" --urls "http://127.0.0.1:$PROXY_PORT" \
       --downstream "http://127.0.0.1:$DS_PORT" --client "$target" > "$out/$label.proxy.log" 2>&1 & ;;
   nginx)
-    "${OWN_GROUP[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" JOB_WORK_DIR="$(mktemp -d -t llrp-prof-nginx.XXXX)" \
+    "${OWN_GROUP[@]}" "${pin_proxy[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" JOB_WORK_DIR="$(mktemp -d -t llrp-prof-nginx.XXXX)" \
       "$repo/crank/nginx-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
   haproxy)
-    "${OWN_GROUP[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" "$repo/crank/haproxy-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
+    "${OWN_GROUP[@]}" "${pin_proxy[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" "$repo/crank/haproxy-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
   *) echo "session: unknown target $target" >&2; exit 2 ;;
 esac
 pid=$!; groups+=("$pid")
@@ -69,7 +77,7 @@ wait_port "$PROXY_PORT"
 sleep 0.5
 url="http://127.0.0.1:$PROXY_PORT$URL_PATH"
 
-timeout $((WARMUP_S + 5)) wrk -t1 -c"$CONNECTIONS" -d"${WARMUP_S}s" "$url" > "$out/$label.warmup.txt"
+timeout $((WARMUP_S + 5)) "${pin_load[@]}" wrk -t1 -c"$CONNECTIONS" -d"${WARMUP_S}s" "$url" > "$out/$label.warmup.txt"
 
 events="cpu-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_sendmsg,syscalls:sys_enter_recvmsg,syscalls:sys_enter_write,syscalls:sys_enter_read,syscalls:sys_enter_writev,syscalls:sys_enter_readv,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_ctl,syscalls:sys_enter_futex,syscalls:sys_enter_sched_yield,syscalls:sys_enter_poll"
 # The monitors start first and stop after wrk: every request wrk counts ("N requests in") falls inside their window,
@@ -86,11 +94,19 @@ case "$mode" in
     if [ "$mode" = profile ]; then events="cpu-clock,context-switches"; fi
     timeout $((d + 20)) perf stat -e "$events" -p "$pid" -o "$out/$label.perf-stat.txt" -- sleep $((d + 2)) &
     stat_pid=$!
+    wrk_stat=()
+    if [ "$mode" = count ]; then
+      timeout $((d + 20)) perf stat -e "$events" -p "$ds_pid" -o "$out/$label.origin-perf-stat.txt" -- sleep $((d + 2)) &
+      stat_pid="$stat_pid $!"
+      wrk_stat=(perf stat -e "$events" -o "$out/$label.wrk-perf-stat.txt" --)
+      ( sleep $((d / 2 + 1)); ss -Htn state established "dst 127.0.0.1:$DS_PORT" | wc -l > "$out/$label.origin-connections.txt" ) &
+    fi
     sleep 1
     proc_sample "$pid" > "$out/$label.proc.txt"
-    timeout $((d + 10)) wrk -t1 -c"$CONNECTIONS" -d"${d}s" "$url" > "$out/$label.wrk.txt"
+    timeout $((d + 10)) "${wrk_stat[@]}" "${pin_load[@]}" wrk -t1 -c"$CONNECTIONS" -d"${d}s" "$url" > "$out/$label.wrk.txt"
     proc_sample "$pid" >> "$out/$label.proc.txt"
-    wait "$stat_pid"
+    # shellcheck disable=SC2086
+    wait $stat_pid
     if [ "$mode" = profile ]; then wait "$rec"; fi ;;
   strace)
     timeout -s INT $((STRACE_S + 3)) strace -c -f -p "$pid" -o "$out/$label.strace.txt" 2> /dev/null &

@@ -2,6 +2,8 @@
 """Per-request figures from session.sh outputs.
 
 usage: summarize.py DIR LABEL...        one row per label: requests, CPU µs/request, syscalls and context switches
+       summarize.py load DIR LABEL...   count mode: the proxy's, the origin's and wrk's CPU µs, syscalls and context
+                                        switches per request, and the proxy's connections to the origin
        summarize.py strace DIR LABEL... syscalls per request by name from strace -c
 A label may be a prefix ending in ".r" to aggregate rounds: "base.r" reads base.r1, base.r2, ...
 """
@@ -52,6 +54,20 @@ def one(d, label):
     return r
 
 
+def load_side(d, label):
+    n = requests(f"{d}/{label}.wrk.txt")
+    r = {}
+    for side in ("proxy", "origin", "wrk"):
+        s = perf_stat(f"{d}/{label}.perf-stat.txt" if side == "proxy" else f"{d}/{label}.{side}-perf-stat.txt")
+        r[f"{side}_us"] = s.get("cpu-clock", float("nan")) * 1000.0 / n
+        r[f"{side}_syscalls"] = s.get("raw_syscalls:sys_enter", float("nan")) / n
+        r[f"{side}_ctx"] = s.get("context-switches", float("nan")) / n
+    r["load_us"] = r["origin_us"] + r["wrk_us"]
+    conns = f"{d}/{label}.origin-connections.txt"
+    r["origin_connections"] = float(open(conns).read()) if os.path.exists(conns) else float("nan")
+    return r
+
+
 def labels(d, label):
     if label.endswith(".r"):
         return sorted(os.path.basename(p)[: -len(".wrk.txt")] for p in glob.glob(f"{d}/{label}[0-9]*.wrk.txt"))
@@ -70,6 +86,17 @@ def main():
                     calls, errors, name = int(f[3]), (int(f[4]) if len(f) == 6 else 0), f[-1]
                     if calls / max(n, 1) >= 0.01:
                         print(f"| {name} | {calls} | {calls / n:.2f} | {errors} |")
+        return
+    if sys.argv[1] == "load":
+        d = sys.argv[2]
+        keys = ["proxy_us", "origin_us", "wrk_us", "load_us", "proxy_syscalls", "origin_syscalls", "wrk_syscalls",
+                "proxy_ctx", "origin_ctx", "wrk_ctx", "origin_connections"]
+        print("| run | rounds | " + " | ".join(keys) + " |")
+        print("|---|--:|" + "--:|" * len(keys))
+        for label in sys.argv[3:]:
+            rows = [load_side(d, l) for l in labels(d, label)]
+            cells = [f"{statistics.median(r[k] for r in rows):.2f}" for k in keys]
+            print(f"| {label.rstrip('.r')} | {len(rows)} | " + " | ".join(cells) + " |")
         return
     d = sys.argv[1]
     keys = ["cpu_us", "cpu_us_proc", "syscalls", "ctx", "vol", "invol", "recvfrom", "sendto", "sendmsg", "writev",
