@@ -27,6 +27,7 @@
 #                        base connections)
 #   --pin                pass --pin to run-local.sh (wrk on CPU 0, proxy + origin on CPU 1)
 #   --pin-proxy          pass --pin-proxy to run-local.sh (the proxy alone on CPU 1, wrk + origin on CPU 0)
+#   --origin O           pass --origin O to run-local.sh: downstream (default, the Downstream app) or nginx
 #   --ports P,Q          proxy and origin ports (default 18080,18081, away from crank/smoke.sh's 8080/8081;
 #                        when either is in use, the next free pair P+10,Q+10 ...)
 #   --out DIR            results directory (default analysis/results/<date>-<nproc>cpu-<cpu model>;
@@ -46,7 +47,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUN_LOCAL="$ROOT/crank/run-local.sh"
 SWEEP_COMMAND="analysis/sweep.sh$(printf ' %q' "$@")"
 
-quick=0 budget_min="" rounds="" conns="" sizes="" base_c=64 pgo_conns="" fixed_d="" fixed_w="" pgo="" pin=""
+quick=0 budget_min="" rounds="" conns="" sizes="" base_c=64 pgo_conns="" fixed_d="" fixed_w="" pgo="" pin="" origin=""
 warmup_max="" steady_retries=""
 proxy_port=18080 origin_port=18081 out="" dry=0 report=1 install=1 fallback=0
 scenarios=()
@@ -81,13 +82,14 @@ while [ $# -gt 0 ]; do
     --pgo-connections) need_list "$1" "${2:-}"; pgo_conns="$2"; shift 2 ;;
     --no-pgo) pgo=0; shift ;;
     --pin|--pin-proxy) [ -z "$pin" ] || [ "$pin" = "$1" ] || die "--pin and --pin-proxy exclude each other"; pin="$1"; shift ;;
+    --origin) case "${2:-}" in downstream|nginx) origin="$2" ;; *) die "--origin must be downstream or nginx, not '${2:-}'" ;; esac; shift 2 ;;
     --ports) [[ "${2:-}" =~ ^[0-9]+,[0-9]+$ ]] || die "--ports needs P,Q"; proxy_port="${2%,*}"; origin_port="${2#*,}"; shift 2 ;;
     --out) out="${2:?--out needs a directory}"; shift 2 ;;
     --dry-run) dry=1; shift ;;
     --no-report) report=0; shift ;;
     --no-install) install=0; shift ;;
     --fallback) fallback=1; shift ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     -*) die "unknown option $1 (--help)" ;;
     *) scenarios+=("$1"); shift ;;
   esac
@@ -322,6 +324,7 @@ for ((r = 1; r <= rounds; r++)); do
           --proxy-port "$proxy_port" --downstream-port "$origin_port" --json-dir "$dir")
     [ -z "$profile" ] || args+=("--$profile")
     [ -z "$pin" ] || args+=("$pin")
+    [ -z "$origin" ] || args+=(--origin "$origin")
     [ "$install" = 1 ] || args+=(--no-install)
     [ "$fallback" = 0 ] || args+=(--fallback)
     cmd="crank/run-local.sh$(printf ' %q' "${args[@]}" "${ss[@]}")"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# crank "executable" job (and run-local.sh job) that runs Debian's nginx as the proxy (port 8080 by default).
+# crank "executable" job (and run-local.sh job) that runs Debian's nginx as the proxy (port 8080 by default), or
+# with NGINX_CONFIG=origin.conf as the origin (run-local.sh --origin nginx).
 #
 # It renders crank/nginx/nginx.conf into a writable work folder, checks it with "nginx -t", starts a
 # background probe that prints the ready line once the port accepts connections, then exec's nginx
@@ -13,7 +14,9 @@
 #   DOWNSTREAMS    several replicas instead, "ADDRESS:PORT ADDRESS:PORT ...": one "server" line each in the upstream
 #                  block, which nginx balances round-robin (its default); the scaling comparison sets it
 #   NGINX_CONFIG   template in crank/nginx/ (default nginx.conf, the tuned proxy; nginx-default.conf: Debian's stock
-#                  proxy settings, no upstream keep-alive)
+#                  proxy settings, no upstream keep-alive; origin.conf: nginx as the origin, DOWNSTREAM_* unused)
+#   ORIGIN_BODY_SIZES  origin.conf only: the body sizes in bytes it serves, as /?s=N (default "0 10 1024 65536":
+#                  the sizes the sweeps use; "/" answers 10 bytes, Downstream's default, from the config)
 #   JOB_WORK_DIR   folder for the rendered config, pid and temp files, kept (run-local.sh puts it in
 #                  its logs). Default: a new temp folder, removed as soon as nginx exits.
 #   NGINX          nginx binary (default /usr/sbin/nginx)
@@ -53,6 +56,14 @@ if [ -z "${JOB_WORK_DIR:-}" ]; then
     rm -rf "$work_dir" ) < /dev/null > /dev/null 2>&1 &
 fi
 mkdir -p "$JOB_WORK_DIR"
+if [ "$NGINX_CONFIG" = origin.conf ]; then
+  : "${ORIGIN_BODY_SIZES:=0 10 1024 65536}"
+  mkdir -p "$JOB_WORK_DIR/bodies"
+  for n in $ORIGIN_BODY_SIZES; do
+    [[ "$n" =~ ^[0-9]+$ ]] || { echo "nginx-job: ORIGIN_BODY_SIZES entry '$n' is not a whole number" >&2; exit 2; }
+    head -c "$n" /dev/zero | tr '\0' 'x' > "$JOB_WORK_DIR/bodies/s$n"
+  done
+fi
 conf="$JOB_WORK_DIR/nginx.conf"
 sed -e "s|@LISTEN_ADDRESS@|$LISTEN_ADDRESS|g" -e "s|@LISTEN_PORT@|$LISTEN_PORT|g" \
     -e "s|^ *@SERVERS@$|$servers|" -e "s|@WORK_DIR@|$JOB_WORK_DIR|g" "$here/nginx/$NGINX_CONFIG" > "$conf"
@@ -64,5 +75,6 @@ sed -e "s|@LISTEN_ADDRESS@|$LISTEN_ADDRESS|g" -e "s|@LISTEN_PORT@|$LISTEN_PORT|g
 . "$here/lib-ready.sh"
 announce_when_listening "nginx-job" "$LISTEN_ADDRESS" "$LISTEN_PORT" "$READY_TIMEOUT" &
 
-echo "nginx-job: $("$NGINX" -v 2>&1), listening on $LISTEN_ADDRESS:$LISTEN_PORT, upstream ${DOWNSTREAMS:-$DOWNSTREAM_ADDRESS:$DOWNSTREAM_PORT}, config $conf"
+role="upstream ${DOWNSTREAMS:-$DOWNSTREAM_ADDRESS:$DOWNSTREAM_PORT}"; [ "$NGINX_CONFIG" != origin.conf ] || role="the origin, bodies of $ORIGIN_BODY_SIZES bytes"
+echo "nginx-job: $("$NGINX" -v 2>&1), listening on $LISTEN_ADDRESS:$LISTEN_PORT, $role, config $conf"
 exec "$NGINX" -p "$JOB_WORK_DIR/" -c "$conf" -e stderr

@@ -25,6 +25,10 @@
 #   --pin-proxy     taskset: the proxy alone on CPU 1, load generator and downstream on CPU 0 (fallback only):
 #                   the proxy has a core of its own, as on a machine of its own in crank's three-machine
 #                   profile, and every proxy gets the same one core (nginx and HAProxy run one worker/thread)
+#   --origin O      downstream (default: the Downstream app, Kestrel, benchmarks.yml's job) or nginx (nginx as the
+#                   origin, crank/nginx/origin.conf; fallback only): an origin that needs about half Downstream's
+#                   CPU per request, so that with --pin-proxy the proxy, not its origin and wrk, is the bottleneck
+#                   (docs/methodology.md, "The origin"); it answers GET / and /?s=N for N in 0 10 1024 65536
 #   --own-sessions  start each job in a session (and scheduler autogroup) of its own, as run-local.sh did until
 #                   2026-11-26 (fallback only; the default is one session, as crank's agent: docs/methodology.md)
 #   --pgo | --nopgo run the proxy (application) with the "pgo" / "nopgo" environment (benchmarks.yml profiles)
@@ -62,7 +66,7 @@ COMMAND_LINE="crank/run-local.sh$(printf ' %q' "$@")"
 # 2-core box before its CPU us/request stopped falling (docs/methodology.md, "Warm-up"); crank's own
 # default, 15 s, is the floor; the measured duration is crank's default.
 rounds=3 round_offset=0 duration=15 warmup=20 connections=64 threads=1 req_path=/
-json_dir="" pin=none own_sessions=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8081
+json_dir="" pin=none origin=downstream own_sessions=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8081
 ready_timeout=60
 # The steadiness criterion (docs/methodology.md, "The steadiness check"). 15 %: nginx, HAProxy and direct (no
 # JIT) had halves within 15 % in 16 of 18 runs of the 2026-11-23 sitting on the shared 2-core box, within 10 % in
@@ -143,6 +147,9 @@ while [ $# -gt 0 ]; do
       mode_of_pin=load; [ "$1" = --pin ] || mode_of_pin=proxy
       [ "$pin" = none ] || [ "$pin" = "$mode_of_pin" ] || bad_usage "--pin and --pin-proxy exclude each other"
       pin="$mode_of_pin"; shift ;;
+    --origin)
+      case "${2:-}" in downstream|nginx) origin="$2" ;; *) bad_usage "--origin must be downstream or nginx, not '${2:-}'" ;; esac
+      shift 2 ;;
     --own-sessions) own_sessions=1; shift ;;
     --pgo) pgo=pgo; shift ;;
     --nopgo) pgo=nopgo; shift ;;
@@ -224,6 +231,7 @@ trap 'warn "terminated"; exit 143' TERM
 
 # ---------------------------------------------------------------- tools
 need_nginx=0 need_haproxy=0
+[ "$origin" = downstream ] || need_nginx=1
 for s in "${scenarios[@]}"; do
   case "$s" in nginx) need_nginx=1 ;; haproxy) need_haproxy=1 ;; esac
 done
@@ -246,6 +254,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 command -v jq > /dev/null || { echo "run-local: jq is required" >&2; exit 1; }
 command -v wrk > /dev/null || { echo "run-local: wrk is required (apt-get install -y wrk)" >&2; exit 1; }
+[ "$origin" = downstream ] || [ -x /usr/sbin/nginx ] || { echo "run-local: --origin nginx needs nginx (apt-get install -y nginx-light)" >&2; exit 1; }
 if [ -z "${DOTNET_ROOT:-}" ] && command -v dotnet > /dev/null; then
   DOTNET_ROOT="$(dirname "$(readlink -f "$(command -v dotnet)")")"
   export DOTNET_ROOT   # lets the published apphosts find the runtime wherever dotnet lives
@@ -348,6 +357,7 @@ done
 mode=fallback
 if [ "$use_crank" = 1 ] && [ -n "$crank_bin" ]; then mode=crank; fi
 if [ "$mode" = crank ] && [ "$pin" != none ]; then warn "--pin and --pin-proxy apply to the fallback only (--fallback); not pinning"; pin=none; fi
+if [ "$mode" = crank ] && [ "$origin" != downstream ]; then warn "--origin nginx applies to the fallback only (--fallback); the origin is Downstream"; origin=downstream; fi
 if [ "${#agents[@]}" -gt 0 ] && [ "$mode" != crank ]; then
   echo "run-local: --agents needs crank (crank and crank-agent on PATH or in .tools/crank/; crank/README.md)" >&2; exit 1
 fi
@@ -359,13 +369,13 @@ jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_di
   --arg haproxy "$haproxy_version" --arg command "$COMMAND_LINE" --arg mode "$mode" \
   --argjson rounds "$rounds" --argjson duration "$duration" --argjson warmup "$warmup" \
   --argjson connections "$connections" --argjson threads "$threads" --arg path "$req_path" \
-  --arg pinning "$(pinning_of short)" --argjson ownSessions "$own_sessions" --arg pgo "$pgo" --argjson appEnv "$app_env_json" --argjson tolerance "$steady_tolerance" \
+  --arg pinning "$(pinning_of short)" --arg origin "$origin" --argjson ownSessions "$own_sessions" --arg pgo "$pgo" --argjson appEnv "$app_env_json" --argjson tolerance "$steady_tolerance" \
   --argjson steadyJitShare "$steady_jit_share" --argjson retries "$steady_retries" --argjson warmupMax "$warmup_max" --argjson warmJit "$warm_jit" \
   --argjson scenarios "$(printf '%s\n' "${runnable[@]}" | jq -R . | jq -s .)" \
   '{date: $date, commit: $commit, dirty: ($dirty > 0), nproc: $nproc, cpuModel: $cpu, kernel: $kernel,
     dotnetVersion: $dotnet, wrk: $wrk, nginx: $nginx, haproxy: $haproxy, command: $command, mode: $mode,
     rounds: $rounds, duration: $duration, warmup: $warmup, connections: $connections, threads: $threads,
-    path: $path, pinned: ($pinning != "none"), pinning: $pinning, ownSessions: ($ownSessions == 1), profile: $pgo, applicationEnvironment: $appEnv, scenarios: $scenarios,
+    path: $path, pinned: ($pinning != "none"), pinning: $pinning, origin: $origin, ownSessions: ($ownSessions == 1), profile: $pgo, applicationEnvironment: $appEnv, scenarios: $scenarios,
     steadyTolerancePercent: $tolerance, steadyJitSharePercent: $steadyJitShare, steadyRetries: $retries,
     warmupMax: $warmupMax, warmQuietMethods: $warmJit, warmQuietSeconds: '"$WARM_QUIET_SECONDS"'}' \
   > "$json_dir/run.json"
@@ -381,6 +391,7 @@ jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_di
   echo "haproxy:     $haproxy_version"
   echo "mode:        $mode"
   echo "pinning:     $(pinning_of text)"
+  echo "origin:      $([ "$origin" = nginx ] && echo 'nginx (crank/nginx/origin.conf)' || echo 'Downstream (Kestrel)')"
   echo "sessions:    $([ "$own_sessions" = 1 ] && echo 'one per job (setsid: an autogroup each)' || echo 'one for every job (as crank'"'"'s agent)')"
   echo "command:     $COMMAND_LINE"
 } > "$json_dir/machine.txt"
@@ -597,12 +608,20 @@ run_fallback() {
   if [ -n "$busy" ]; then warn "$tag: $busy is already in use; run skipped"; failures=$((failures + 1)); return 0; fi
   : > "$samples"
 
-  # 1. downstream (crank job "downstream")
-  local ds_exe; ds_exe="$("$CRANK_DIR/publish.sh" --exe downstream)"
-  start_group "$logs/$tag.downstream.log" "$(dirname "$ds_exe")" "${in_downstream[@]}" "${pin_ds[@]}" "$ds_exe" \
-    --urls "http://$ds_listen:$downstream_port"
+  # 1. downstream (crank job "downstream"): the Downstream app, or nginx as the origin (--origin nginx)
+  local ds_ready="Application started."
+  if [ "$origin" = nginx ]; then
+    mkdir -p "$logs/$tag.origin"
+    start_group "$logs/$tag.downstream.log" "$CRANK_DIR" "${in_downstream[@]}" "${pin_ds[@]}" env "LISTEN_ADDRESS=$ds_listen" \
+      "LISTEN_PORT=$downstream_port" NGINX_CONFIG=origin.conf "JOB_WORK_DIR=$logs/$tag.origin" "$CRANK_DIR/nginx-job.sh"
+    ds_ready="nginx-job: ready"
+  else
+    local ds_exe; ds_exe="$("$CRANK_DIR/publish.sh" --exe downstream)"
+    start_group "$logs/$tag.downstream.log" "$(dirname "$ds_exe")" "${in_downstream[@]}" "${pin_ds[@]}" "$ds_exe" \
+      --urls "http://$ds_listen:$downstream_port"
+  fi
   ds_pid="$STARTED_PID"
-  if ! wait_ready "$ds_pid" "$logs/$tag.downstream.log" "Application started."; then
+  if ! wait_ready "$ds_pid" "$logs/$tag.downstream.log" "$ds_ready"; then
     stop_group "$ds_pid" 5; failures=$((failures + 1)); return 0
   fi
 
@@ -728,14 +747,14 @@ run_fallback() {
   jq -n --slurpfile load "$logs/$tag.load.job.json" --slurpfile downstream "$logs/$tag.downstream.job.json" \
     --slurpfile application "$app_file" \
     --arg scenario "$s" --arg round "$r" --arg mode fallback --arg commit "$git_head" \
-    --arg pinned "$(pinning_of short)" \
+    --arg pinned "$(pinning_of short)" --arg origin "$origin" \
     --arg profile "$pgo" --arg appEnv "${app_env[*]}" --arg first "$first_status" --argjson ownSessions "$own_sessions" \
     --arg loadRc "$load_rc" --arg appRc "$app_rc" --arg dsRc "$ds_rc" \
     --arg mstart "$measure_start" --arg mend "$measure_end" --arg attempt "$attempt" \
     "{returnCode: (if \$loadRc == \"0\" then 0 else 1 end),
       jobResults: {jobs: $jobs_filter,
         properties: {scenario: \$scenario, round: \$round, runner: \"crank/run-local.sh\", mode: \$mode,
-          commit: \$commit, pinning: \$pinned, ownSessions: (\$ownSessions == 1), profile: \$profile, applicationEnvironment: \$appEnv,
+          commit: \$commit, pinning: \$pinned, origin: \$origin, ownSessions: (\$ownSessions == 1), profile: \$profile, applicationEnvironment: \$appEnv,
           firstRequestStatus: \$first, loadExitCode: \$loadRc, applicationExitCode: \$appRc,
           downstreamExitCode: \$dsRc, measureStartEpochNs: \$mstart, measureEndEpochNs: \$mend, attempt: \$attempt}},
       benchmarks: []}" > "$out"

@@ -92,7 +92,8 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         _md.AppendLine(CultureInfo.InvariantCulture, $"| nginx | {Distinct(metas.Select(m => m.Nginx))} |");
         _md.AppendLine(CultureInfo.InvariantCulture, $"| HAProxy | {Distinct(metas.Select(m => m.Haproxy))} |");
         _md.AppendLine(CultureInfo.InvariantCulture, $"| runner | {Distinct(runs.Select(r => r.Mode).Concat(metas.Select(m => m.Mode)))} |");
-        _md.AppendLine(CultureInfo.InvariantCulture, $"| pinning | {Distinct(metas.Select(m => m.Pinned))} |").AppendLine();
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| pinning | {Distinct(metas.Select(m => m.Pinned))} |");
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| origin | {Distinct(metas.Select(m => m.Origin))} |").AppendLine();
         if (commits.Count > 1)
         {
             _md.AppendLine("**Warning:** the runs come from more than one commit; ratios across them compare different builds.").AppendLine();

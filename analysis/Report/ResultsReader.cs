@@ -321,10 +321,12 @@ internal static partial class ResultsReader
         // "pinning" names the roles' CPUs (run-local.sh since --pin-proxy); earlier runs have only "pinned", a boolean.
         var pinned = r.Prop("pinning").Text()
             ?? (r.Prop("pinned") is { ValueKind: JsonValueKind.True } ? "yes" : r.Prop("pinned") is { ValueKind: JsonValueKind.False } ? "no" : r.Prop("pinned").Text());
+        // "origin" since run-local.sh --origin; a run.json without it ran Downstream (sweep.json has neither).
+        var origin = r.Prop("origin").Text() ?? (Path.GetFileName(file) == "run.json" ? "downstream" : null);
         return new RunMeta(file, r.Prop("date").Text(), r.Prop("commit").Text(),
             r.Prop("dirty") is { ValueKind: JsonValueKind.True or JsonValueKind.False } d ? d.GetBoolean() : null,
             (int?)r.Prop("nproc").Number(), r.Prop("cpuModel").Text(), r.Prop("kernel").Text(), r.Prop("dotnetVersion").Text(),
-            r.Prop("wrk").Text(), r.Prop("nginx").Text(), r.Prop("haproxy").Text(), r.Prop("mode").Text(), pinned, commands, warnings, r.Prop("status").Text(),
+            r.Prop("wrk").Text(), r.Prop("nginx").Text(), r.Prop("haproxy").Text(), r.Prop("mode").Text(), pinned, origin, commands, warnings, r.Prop("status").Text(),
             (int?)r.Prop("warmup").Number(), (int?)r.Prop("duration").Number());
     }
 

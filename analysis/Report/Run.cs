@@ -110,7 +110,7 @@ internal sealed class Run
 /// <summary>A run-local.sh run.json or sweep.sh sweep.json: the machine and the exact command of a set of runs.</summary>
 internal sealed record RunMeta(
     string File, string? Date, string? Commit, bool? Dirty, int? Nproc, string? CpuModel, string? Kernel, string? Dotnet,
-    string? Wrk, string? Nginx, string? Haproxy, string? Mode, string? Pinned, IReadOnlyList<string> Commands,
+    string? Wrk, string? Nginx, string? Haproxy, string? Mode, string? Pinned, string? Origin, IReadOnlyList<string> Commands,
     IReadOnlyList<string> Warnings, string? Status, int? Warmup, int? Duration)
 {
     public bool IsSweep => Path.GetFileName(File) == "sweep.json";

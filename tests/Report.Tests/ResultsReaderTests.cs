@@ -48,6 +48,19 @@ public sealed class ResultsReaderTests : IDisposable
         Assert.Equal(pinning, Assert.Single(metas).Pinned);
     }
 
+    [Theory]
+    [InlineData("""{ "origin": "nginx" }""", "nginx")]
+    [InlineData("""{ "origin": "downstream" }""", "downstream")]
+    [InlineData("""{ "pinned": false }""", "downstream")]
+    public void OriginIsReadFromRunJsonAndIsDownstreamWhenNotRecorded(string runJson, string origin)
+    {
+        File.WriteAllText(Path.Combine(_dir, "run.json"), runJson);
+
+        var (_, metas, _) = ResultsReader.ReadAll(_dir, skipDirectory: null);
+
+        Assert.Equal(origin, Assert.Single(metas).Origin);
+    }
+
     private static string RunJson(int rps, int attempts, int steady) => $$"""
         {
           "returnCode": 0,
