@@ -13,7 +13,8 @@
 #   the origin answers /?s=N with N body bytes),
 #   PROXY_ENV ("K=V K=V", extra environment for the .NET proxy), BASE_ENV (environment the profile mode adds so
 #   that perf can name .NET frames; empty in the other modes),
-#   PIN (none | proxy: the proxy alone on CPU 1, the origin and wrk on CPU 0, as run-local.sh --pin-proxy).
+#   PIN (none | proxy: the proxy alone on CPU 1, the origin and wrk on CPU 0, as run-local.sh --pin-proxy),
+#   ORIGIN (downstream: Downstream from DS_DIR | nginx: crank/nginx/origin.conf, as run-local.sh --origin nginx).
 # Writes OUT_DIR/<LABEL>.* : perf.data, perf-stat.txt, wrk.txt, proc.txt (CPU ticks and context switches over
 # all threads before/after), strace.txt; in count mode also origin-perf-stat.txt and wrk-perf-stat.txt (the same
 # counters for the origin and for wrk, the load side's cost per request) and origin-connections.txt (the proxy's
@@ -26,7 +27,8 @@ repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=crank/lib-process.sh
 . "$repo/crank/lib-process.sh"
 : "${LLRP_DIR:=/tmp/prof/llrp}" "${DS_DIR:=/tmp/prof/ds}" "${PROXY_PORT:=58080}" "${DS_PORT:=58081}"
-: "${WARMUP_S:=15}" "${PERF_S:=10}" "${STRACE_S:=5}" "${CONNECTIONS:=64}" "${URL_PATH:=/}" "${PROXY_ENV:=}" "${PIN:=none}"
+: "${WARMUP_S:=15}" "${PERF_S:=10}" "${STRACE_S:=5}" "${CONNECTIONS:=64}" "${URL_PATH:=/}" "${PROXY_ENV:=}" "${PIN:=none}" "${ORIGIN:=downstream}"
+case "$ORIGIN" in downstream|nginx) ;; *) echo "session: ORIGIN must be downstream or nginx, not '$ORIGIN'" >&2; exit 2 ;; esac
 case "$PIN" in
   none) pin_proxy=() pin_load=() ;;
   proxy) pin_proxy=(taskset -c 1) pin_load=(taskset -c 0) ;;
@@ -56,7 +58,12 @@ proc_sample() {
   echo "$(date +%s%N) utime=${f[11]} stime=${f[12]} vol=$v invol=$n threads=$(ls /proc/"$pid"/task | wc -l)"
 }
 
-"${OWN_GROUP[@]}" "${pin_load[@]}" env DOTNET_TieredPGO=1 "$DS_DIR/Downstream" --urls "http://127.0.0.1:$DS_PORT" > "$out/$label.downstream.log" 2>&1 &
+if [ "$ORIGIN" = nginx ]; then
+  "${OWN_GROUP[@]}" "${pin_load[@]}" env LISTEN_PORT="$DS_PORT" NGINX_CONFIG=origin.conf JOB_WORK_DIR="$(mktemp -d -t llrp-prof-origin.XXXX)" \
+    "$repo/crank/nginx-job.sh" > "$out/$label.downstream.log" 2>&1 &
+else
+  "${OWN_GROUP[@]}" "${pin_load[@]}" env DOTNET_TieredPGO=1 "$DS_DIR/Downstream" --urls "http://127.0.0.1:$DS_PORT" > "$out/$label.downstream.log" 2>&1 &
+fi
 ds_pid=$!; groups+=("$ds_pid")
 wait_port "$DS_PORT"
 
