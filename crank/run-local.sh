@@ -26,9 +26,10 @@
 #                   the proxy has a core of its own, as on a machine of its own in crank's three-machine
 #                   profile, and every proxy gets the same one core (nginx and HAProxy run one worker/thread)
 #   --origin O      downstream (default: the Downstream app, Kestrel, benchmarks.yml's job) or nginx (nginx as the
-#                   origin, crank/nginx/origin.conf; fallback only): an origin that needs about half Downstream's
-#                   CPU per request, so that with --pin-proxy the proxy, not its origin and wrk, is the bottleneck
-#                   (docs/methodology.md, "The origin"); it answers GET / and /?s=N for N in 0 10 1024 65536
+#                   origin, crank/nginx/origin.conf; fallback only): an origin that needs about two thirds of
+#                   Downstream's CPU per request, so that with --pin-proxy the proxy, not the origin and wrk, is
+#                   the bottleneck (docs/methodology.md, "The origin"); it answers GET / and /?s=N for N in
+#                   0 10 1024 65536
 #   --own-sessions  start each job in a session (and scheduler autogroup) of its own, as run-local.sh did until
 #                   2026-11-26 (fallback only; the default is one session, as crank's agent: docs/methodology.md)
 #   --pgo | --nopgo run the proxy (application) with the "pgo" / "nopgo" environment (benchmarks.yml profiles)
