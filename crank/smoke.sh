@@ -5,7 +5,8 @@
 # socket error. Measures nothing worth keeping: the numbers are only printed.
 #
 # usage: crank/smoke.sh [SCENARIO...]     (default: direct llrp-llhttp)
-# Environment: SMOKE_DIR (default artifacts/crank/smoke), SMOKE_DURATION (3 s), SMOKE_CONNECTIONS (16)
+# Environment: SMOKE_DIR (default artifacts/crank/smoke), SMOKE_DURATION (3 s), SMOKE_CONNECTIONS (16),
+#   SMOKE_OPTIONS (more run-local.sh options, split at spaces, e.g. "--pin-proxy --origin nginx")
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,8 +18,9 @@ rm -rf "$dir"
 rc=0
 # --fallback: the smoke checks the job scripts themselves, also where crank is installed. --warmup-max 0 and
 # --steady-retries 0: a fixed 1 s warm-up and no retries, since the smoke checks the harness, not steady state.
+# shellcheck disable=SC2086  # SMOKE_OPTIONS is split into words on purpose
 "$root/crank/run-local.sh" --fallback --no-report --rounds 1 --warmup 1 --warmup-max 0 --steady-retries 0 --duration "${SMOKE_DURATION:-3}" \
-  --connections "${SMOKE_CONNECTIONS:-16}" --json-dir "$dir" "${scenarios[@]}" || rc=$?
+  --connections "${SMOKE_CONNECTIONS:-16}" --json-dir "$dir" ${SMOKE_OPTIONS:-} "${scenarios[@]}" || rc=$?
 
 failed=0
 for s in "${scenarios[@]}"; do
