@@ -100,20 +100,20 @@ case "$mode" in
     # Syscall tracepoints slow every syscall: the profiled run counts only CPU time and context switches.
     if [ "$mode" = profile ]; then events="cpu-clock,context-switches"; fi
     timeout $((d + 20)) perf stat -e "$events" -p "$pid" -o "$out/$label.perf-stat.txt" -- sleep $((d + 2)) &
-    stat_pid=$!
+    monitors=($!)
     wrk_stat=()
     if [ "$mode" = count ]; then
       timeout $((d + 20)) perf stat -e "$events" -p "$ds_pid" -o "$out/$label.origin-perf-stat.txt" -- sleep $((d + 2)) &
-      stat_pid="$stat_pid $!"
+      monitors+=($!)
       wrk_stat=(perf stat -e "$events" -o "$out/$label.wrk-perf-stat.txt" --)
       ( sleep $((d / 2 + 1)); ss -Htn state established "dst 127.0.0.1:$DS_PORT" | wc -l > "$out/$label.origin-connections.txt" ) &
+      monitors+=($!)
     fi
     sleep 1
     proc_sample "$pid" > "$out/$label.proc.txt"
     timeout $((d + 10)) "${wrk_stat[@]}" "${pin_load[@]}" wrk -t1 -c"$CONNECTIONS" -d"${d}s" "$url" > "$out/$label.wrk.txt"
     proc_sample "$pid" >> "$out/$label.proc.txt"
-    # shellcheck disable=SC2086
-    wait $stat_pid
+    wait "${monitors[@]}"
     if [ "$mode" = profile ]; then wait "$rec"; fi ;;
   strace)
     timeout -s INT $((STRACE_S + 3)) strace -c -f -p "$pid" -o "$out/$label.strace.txt" 2> /dev/null &
