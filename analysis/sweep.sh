@@ -13,9 +13,10 @@
 #                        duration shrinks to fit the plan, down to 10 s; the warm-up never shrinks
 #   --rounds N           rounds (default 3); each round runs every point once, scenarios interleaved inside, in
 #                        each round's own order (crank/lib-rounds.sh, through run-local.sh --round-offset)
-#   --connections LIST   connection sweep at the default response size, comma-separated (default 32,64,128,256)
-#   --sizes LIST         response sizes in bytes for the size sweep via Downstream ?s=N (default 1024,65536;
-#                        10 B, Downstream's default body, is the base point itself)
+#   --connections LIST   connection sweep at the default response size, comma-separated (default 64,256)
+#   --sizes LIST         response sizes in bytes for the size sweep, as the origin's /?s=N at the base connections
+#                        (default: none; e.g. 1024,65536; with --origin nginx only sizes the origin serves,
+#                        crank/nginx-job.sh's ORIGIN_BODY_SIZES); 10 B, the origin's body for /, is the base point
 #   --base-connections C connections for the size sweep and the PGO points (default 64)
 #   --duration S / --warmup S   fixed seconds per run (default warm-up: 20 s, run-local.sh's; docs/methodology.md)
 #   --warmup-max S       .NET scenarios: adaptive warm-up until the proxy's JIT is quiet, at most S seconds
