@@ -18,7 +18,8 @@
 # Writes OUT_DIR/<LABEL>.* : perf.data, perf-stat.txt, wrk.txt, proc.txt (CPU ticks and context switches over
 # all threads before/after), strace.txt; in count mode also origin-perf-stat.txt and wrk-perf-stat.txt (the same
 # counters for the origin and for wrk, the load side's cost per request) and origin-connections.txt (the proxy's
-# established connections to the origin, counted once mid-run).
+# established connections to the origin, counted once mid-run); nginx as the proxy or as the origin keeps its
+# configuration, temporary files and logs in OUT_DIR/<LABEL>.nginx and <LABEL>.origin.
 set -euo pipefail
 mode="${1:?mode}" target="${2:?target}" out="${3:?out dir}" label="${4:-$2}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -59,7 +60,8 @@ proc_sample() {
 }
 
 if [ "$ORIGIN" = nginx ]; then
-  "${OWN_GROUP[@]}" "${pin_load[@]}" env LISTEN_PORT="$DS_PORT" NGINX_CONFIG=origin.conf JOB_WORK_DIR="$(mktemp -d -t llrp-prof-origin.XXXX)" \
+  mkdir -p "$out/$label.origin"
+  "${OWN_GROUP[@]}" "${pin_load[@]}" env LISTEN_PORT="$DS_PORT" NGINX_CONFIG=origin.conf JOB_WORK_DIR="$out/$label.origin" \
     "$repo/crank/nginx-job.sh" > "$out/$label.downstream.log" 2>&1 &
 else
   "${OWN_GROUP[@]}" "${pin_load[@]}" env DOTNET_TieredPGO=1 "$DS_DIR/Downstream" --urls "http://127.0.0.1:$DS_PORT" > "$out/$label.downstream.log" 2>&1 &
@@ -73,7 +75,8 @@ case "$target" in
     "${OWN_GROUP[@]}" "${pin_proxy[@]}" env $BASE_ENV $PROXY_ENV "$LLRP_DIR/LLRP" --urls "http://127.0.0.1:$PROXY_PORT" \
       --downstream "http://127.0.0.1:$DS_PORT" --client "$target" > "$out/$label.proxy.log" 2>&1 & ;;
   nginx)
-    "${OWN_GROUP[@]}" "${pin_proxy[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" JOB_WORK_DIR="$(mktemp -d -t llrp-prof-nginx.XXXX)" \
+    mkdir -p "$out/$label.nginx"
+    "${OWN_GROUP[@]}" "${pin_proxy[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" JOB_WORK_DIR="$out/$label.nginx" \
       "$repo/crank/nginx-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
   haproxy)
     "${OWN_GROUP[@]}" "${pin_proxy[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" "$repo/crank/haproxy-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
