@@ -102,13 +102,19 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
         }
     }
 
-    /// <summary>The one mapping from HttpClient's failures before a response: the client's bad body (unwrapped), an invalid response, or no downstream.</summary>
-    protected static ProxyException Translate(HttpRequestException e)
+    /// <summary>
+    /// The one mapping from HttpClient's failures before a response: the client's bad body (unwrapped), an invalid
+    /// response, or no downstream. A connection that closed before a complete response head (ResponseEnded) is the
+    /// transport failing, as LLHttp's ConnectionClosedBeforeResponse is, so passive health counts it.
+    /// </summary>
+    protected static ProxyException Translate(HttpRequestException e) => RequestSideFailure(e) ?? e.HttpRequestError switch
     {
-        return RequestSideFailure(e) ?? (e.HttpRequestError is HttpRequestError.InvalidResponse or HttpRequestError.ResponseEnded
-            ? new ProxyException(ProxyError.DownstreamInvalidResponse, "The downstream response was not valid HTTP/1.1.", e)
-            : new ProxyException(ProxyError.DownstreamUnavailable, "The downstream could not be reached.", e));
-    }
+        HttpRequestError.InvalidResponse =>
+            new ProxyException(ProxyError.DownstreamInvalidResponse, "The downstream response was not valid HTTP/1.1.", e),
+        HttpRequestError.ResponseEnded =>
+            new ProxyException(ProxyError.DownstreamUnavailable, "The downstream closed the connection before a complete response.", e),
+        _ => new ProxyException(ProxyError.DownstreamUnavailable, "The downstream could not be reached.", e),
+    };
 
     /// <summary>The request side's failure (the client's bad body, read while HttpClient sent it) inside a client failure.</summary>
     protected static ProxyException? RequestSideFailure(Exception? e)
