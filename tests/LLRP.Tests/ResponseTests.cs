@@ -52,6 +52,50 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
         Assert.Equal(200, (await c.PingAsync())?.Status);
     }
 
+    // A body of several relay buffers (and a piece more) goes through in many reads and sends, each piece sharing its
+    // buffer with the head or with its chunk framing: the client gets every byte, in order, framed as for any body.
+    public static TheoryData<string, string> LargeBodyFramings => Variants.Cross(new[] { "content-length", "chunked", "close" });
+
+    [Theory, MemberData(nameof(LargeBodyFramings))]
+    public async Task Relays_a_body_of_several_relay_buffers_byte_for_byte(string variant, string framing)
+    {
+        var p = await farm.GetAsync(variant);
+        var body = new byte[5 * LLRP.Http1.ResponseWriter.BodyBufferSize + 321];
+        for (var i = 0; i < body.Length; i++)
+        {
+            body[i] = (byte)((i * 7) + (i / 251));
+        }
+        var wire = new List<byte>();
+        wire.AddRange(Wire.Bytes(framing switch
+        {
+            "content-length" => $"HTTP/1.1 200 OK\r\nContent-Length: {body.Length}\r\n\r\n",
+            "chunked" => "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+            _ => "HTTP/1.1 200 OK\r\n\r\n",
+        }));
+        if (framing == "chunked")
+        {
+            // Chunks of 10,000 bytes: their edges fall anywhere in the relay's pieces.
+            foreach (var chunk in body.Chunk(10_000))
+            {
+                wire.AddRange(Wire.Bytes($"{chunk.Length:X}\r\n"));
+                wire.AddRange(chunk);
+                wire.AddRange(Wire.Bytes("\r\n"));
+            }
+            wire.AddRange(Wire.Bytes("0\r\n\r\n"));
+        }
+        else
+        {
+            wire.AddRange(body);
+        }
+        p.Downstream.Responder = _ => new DownstreamReply { Bytes = [.. wire], CloseAfter = framing == "close" };
+
+        var (r, c) = await ExchangeAsync(p, Req());
+        await using var _ = c;
+        Assert.True(r.Status == 200 && r.Complete && r.Chunked == (framing != "content-length"), $"{r}");
+        Assert.True(body.AsSpan().SequenceEqual(r.Body), $"{r.Body.Length} bytes arrived of {body.Length}, or different ones");
+        Assert.Equal(200, (await c.PingAsync())?.Status);
+    }
+
     // RFC 9112 §6.3 (8): a close-delimited body is chunked to an HTTP/1.1 client, which stays connected.
     public static TheoryData<string, string> CloseDelimited => Variants.Cross(new[]
     {
