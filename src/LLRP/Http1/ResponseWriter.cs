@@ -168,7 +168,8 @@ internal sealed class ResponseWriter
     /// <summary>Memory for the next piece of body, to be filled by the downstream read and then <see cref="AdvanceBody"/>d.</summary>
     public Memory<byte> GetBodyMemory()
     {
-        // The head written before the first piece is still in the output: it comes out of the piece's room.
+        // The head written before the first piece is still in the output: it comes out of the piece's room (at most half
+        // of it, so that a head of tens of KiB still leaves a piece worth a read).
         var room = BodyBufferSize - (_output.CanGetUnflushedBytes ? (int)Math.Min(_output.UnflushedBytes, BodyBufferSize / 2) : 0);
         if (_chunked)
         {
