@@ -422,7 +422,7 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         ValueTask send;
         try
         {
-            send = _transport.SendAsync(bytes, _sendGate.Token);
+            send = _transport.SendAsync(bytes, _sendGate.TokenFor(_options.BodyIdleTimeout, cancellationToken));
         }
         catch (Exception e)
         {
@@ -523,7 +523,7 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         _transport.Dispose();
         _transport = await ConnectTransportAsync(_reconnect!, _options, cancellationToken).ConfigureAwait(false);
         _exchangeCount = 1;
-        await _transport.SendAsync(_send.WrittenMemory, _gate.Token).ConfigureAwait(false);
+        await _transport.SendAsync(_send.WrittenMemory, _gate.TokenFor(_options.ResponseHeadTimeout, cancellationToken)).ConfigureAwait(false);
     }
 
     private void GrowReceiveBuffer()
@@ -724,7 +724,7 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
 
     private ValueTask<int> ReceiveAsync(Memory<byte> destination, TimeSpan timeout, CancellationToken cancellationToken)
     {
-        ValueTask<int> receive = _transport.ReceiveAsync(destination, _gate.Token);
+        ValueTask<int> receive = _transport.ReceiveAsync(destination, _gate.TokenFor(timeout, cancellationToken));
         if (!receive.IsCompleted)
         {
             _gate.Enter(timeout, cancellationToken);

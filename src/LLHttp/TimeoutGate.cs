@@ -2,10 +2,11 @@ namespace LLHttp;
 
 /// <summary>
 /// One reusable CancellationTokenSource per connection carries both the timeouts and the caller's token, so no request
-/// allocates a CTS or a linked CTS. I/O always gets <see cref="Token"/>; the caller's token is linked and the timer armed
+/// allocates a CTS or a linked CTS. I/O gets <see cref="TokenFor"/>; the caller's token is linked and the timer armed
 /// only once an operation actually goes asynchronous, and <see cref="Exit"/> disarms with
 /// <see cref="CancellationTokenSource.TryReset"/>. Only a source that fired (a timeout or a cancellation, both of which
-/// abort the connection) is replaced.
+/// abort the connection) is replaced. An operation without a timeout gets the caller's token itself: there is no timer
+/// to arm, so linking would only add a registration to make and undo per wait.
 /// </summary>
 internal sealed class TimeoutGate : IDisposable
 {
@@ -16,12 +17,17 @@ internal sealed class TimeoutGate : IDisposable
     private bool _entered;
     private bool _disposed;
 
-    public CancellationToken Token => _cts.Token;
+    /// <summary>The token for an operation bounded by <paramref name="timeout"/> on behalf of <paramref name="callerToken"/>.</summary>
+    public CancellationToken TokenFor(TimeSpan timeout, CancellationToken callerToken)
+        => timeout == Timeout.InfiniteTimeSpan ? callerToken : _cts.Token;
 
-    /// <summary>Links <paramref name="callerToken"/> and starts <paramref name="timeout"/>, once per operation.</summary>
+    /// <summary>
+    /// Links <paramref name="callerToken"/> and starts <paramref name="timeout"/>, once per operation; nothing to do
+    /// without a timeout (the operation holds the caller's token, <see cref="TokenFor"/>).
+    /// </summary>
     public void Enter(TimeSpan timeout, CancellationToken callerToken)
     {
-        if (_entered)
+        if (_entered || timeout == Timeout.InfiniteTimeSpan)
         {
             return;
         }
@@ -32,10 +38,7 @@ internal sealed class TimeoutGate : IDisposable
             _callerRegistration = callerToken.UnsafeRegister(s_cancel, _cts);
         }
 
-        if (timeout != Timeout.InfiniteTimeSpan)
-        {
-            _cts.CancelAfter(timeout);
-        }
+        _cts.CancelAfter(timeout);
     }
 
     public void Exit()

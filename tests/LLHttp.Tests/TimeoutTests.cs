@@ -182,6 +182,35 @@ public sealed class TimeoutTests : IDisposable
 
     [Theory]
     [MemberData(nameof(Engines))]
+    public async Task Without_timeouts_caller_cancellation_ends_a_waiting_head_or_body_read(LLHttpSocketEngine engine)
+    {
+        // No timer to arm: each wait holds the caller's token itself instead of the gate's linked one.
+        var untimed = new LLHttpOptions { ResponseHeadTimeout = Timeout.InfiniteTimeSpan, BodyIdleTimeout = Timeout.InfiniteTimeSpan, SocketEngine = engine };
+        foreach (var stallInBody in new[] { false, true })
+        {
+            var server = ServeOnceAsync(stallInBody ? "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc" : "");
+            using var connection = await LLHttpConnection.ConnectAsync(EndPoint, untimed);
+            connection.StartRequest("GET"u8, "/"u8, "h"u8);
+            await connection.SendRequestAsync();
+            using var cts = new CancellationTokenSource(TimeSpan.FromMilliseconds(50));
+            async Task ReadResponseAsync()
+            {
+                await connection.ReadResponseHeadAsync(cts.Token);
+                var body = new byte[16];
+                Assert.Equal(3, await connection.ReadBodyAsync(body, cts.Token));
+                await connection.ReadBodyAsync(body, cts.Token);
+            }
+
+            // Bounded, so a wait the cancellation does not reach fails the test instead of hanging it.
+            var e = await Assert.ThrowsAnyAsync<OperationCanceledException>(() => ReadResponseAsync().WaitAsync(TimeSpan.FromSeconds(30)));
+            Assert.Equal(cts.Token, e.CancellationToken);
+            Assert.False(connection.IsReusable);
+            await server;
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Engines))]
     public async Task Pool_over_loopback_reuses_the_socket(LLHttpSocketEngine engine)
     {
         var server = Task.Run(async () =>
