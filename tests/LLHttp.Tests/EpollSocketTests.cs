@@ -289,10 +289,10 @@ public sealed class EpollSocketTests : IDisposable
     [EpollFact]
     public async Task A_refused_connect_throws_connection_refused()
     {
-        var closed = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        // Bound and never listening, and held through the connect: refused, and no parallel test can take the port.
+        using var closed = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         closed.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         var endPoint = closed.LocalEndPoint!;
-        closed.Dispose();
         var e = await Assert.ThrowsAsync<SocketException>(async () => await EpollSocket.ConnectAsync(endPoint, 0, CancellationToken.None));
         Assert.Equal(SocketError.ConnectionRefused, e.SocketErrorCode);
     }

@@ -144,10 +144,10 @@ public sealed class TimeoutTests : IDisposable
     [MemberData(nameof(Engines))]
     public async Task Refused_connect_is_connect_failed(LLHttpSocketEngine engine)
     {
-        var closed = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        // Bound and never listening, and held through the connect: refused, and no parallel test can take the port.
+        using var closed = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         closed.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         var endPoint = closed.LocalEndPoint!;
-        closed.Dispose();
         var e = await Assert.ThrowsAsync<LLHttpException>(async () => await LLHttpConnection.ConnectAsync(endPoint, new LLHttpOptions { SocketEngine = engine }));
         Assert.Equal(LLHttpError.ConnectFailed, e.Error);
     }

@@ -220,14 +220,8 @@ public sealed class BaselineConformanceTests(BaselineProxies farm) : IClassFixtu
     [Theory, MemberData(nameof(Baselines))]
     public async Task Unreachable_downstream_is_502(string baseline)
     {
-        // A port that was free a moment ago and has no listener now: connecting is refused.
-        int port;
-        using (var probe = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0))
-        {
-            probe.Start();
-            port = ((System.Net.IPEndPoint)probe.LocalEndpoint).Port;
-        }
-        await using var process = await BaselineProcess.StartAsync(Baseline.Get(baseline), $"http://127.0.0.1:{port}");
+        using var refusing = new RefusingPort();
+        await using var process = await BaselineProcess.StartAsync(Baseline.Get(baseline), refusing.Url);
         await using var client = await RawClient.ConnectAsync(process.Url);
         await client.SendAsync("GET /down HTTP/1.1\r\nHost: example.com\r\n\r\n");
         var response = await client.ReadResponseAsync();

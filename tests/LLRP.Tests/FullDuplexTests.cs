@@ -402,17 +402,13 @@ internal sealed class ProxyProcess : IAsyncDisposable
 
     public static async Task<ProxyProcess> StartAsync(string variant, Uri downstream)
     {
-        int port;
-        using (var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp))
-        {
-            probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-            port = ((IPEndPoint)probe.LocalEndPoint!).Port;
-        }
         var info = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
         string[] args =
         [
+            // Port 0 and the address LLRP reports: a port picked here and bound by the process later could be taken
+            // meanwhile by a test running in parallel.
             "exec", Path.Combine(AppContext.BaseDirectory, "LLRP.dll"),
-            "--urls", $"http://127.0.0.1:{port}", "--downstream", downstream.ToString().TrimEnd('/'), .. Variants.Get(variant).Arguments,
+            "--urls", "http://127.0.0.1:0", "--downstream", downstream.ToString().TrimEnd('/'), .. Variants.Get(variant).Arguments,
             // Above the uploads these tests send, which exceed the 30 MB default on purpose.
             "--maxRequestBodySize", $"{1L << 30}",
         ];
@@ -420,32 +416,37 @@ internal sealed class ProxyProcess : IAsyncDisposable
         {
             info.ArgumentList.Add(arg);
         }
-        var process = Process.Start(info) ?? throw new InvalidOperationException("dotnet did not start");
-        process.OutputDataReceived += (_, _) => { };
+        const string marker = "Now listening on: ";
+        var listening = new TaskCompletionSource<Uri>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var process = new Process { StartInfo = info, EnableRaisingEvents = true };
+        process.OutputDataReceived += (_, e) =>
+        {
+            if (e.Data?.IndexOf(marker, StringComparison.Ordinal) is >= 0 and var at)
+            {
+                listening.TrySetResult(new Uri(e.Data[(at + marker.Length)..].Trim()));
+            }
+        };
         process.ErrorDataReceived += (_, _) => { };
+        process.Exited += (_, _) => listening.TrySetException(new InvalidOperationException("LLRP exited before it listened"));
+        if (!process.Start())
+        {
+            throw new InvalidOperationException("dotnet did not start");
+        }
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
-        var proxy = new ProxyProcess(process, new Uri($"http://127.0.0.1:{port}"));
-
-        // Start-up on a busy machine: a hang guard, not a measurement.
-        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(60);
-        while (true)
+        try
         {
-            try
+            // Start-up on a busy machine: a hang guard, not a measurement.
+            return new ProxyProcess(process, await listening.Task.WaitAsync(TimeSpan.FromSeconds(60)));
+        }
+        catch
+        {
+            if (!process.HasExited)
             {
-                using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-                await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, port));
-                return proxy;
+                process.Kill(entireProcessTree: true);
             }
-            catch (SocketException) when (DateTime.UtcNow < deadline && !process.HasExited)
-            {
-                await Task.Delay(100);
-            }
-            catch
-            {
-                await proxy.DisposeAsync();
-                throw;
-            }
+            process.Dispose();
+            throw;
         }
     }
 

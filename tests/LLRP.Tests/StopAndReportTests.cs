@@ -74,14 +74,8 @@ public sealed class StopAndReportTests
     [Fact]
     public async Task A_502_is_one_warning_line_naming_the_downstream_and_the_reason()
     {
-        // A port that was free a moment ago and has no listener now: connecting is refused.
-        int port;
-        using (var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp))
-        {
-            probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-            port = ((IPEndPoint)probe.LocalEndPoint!).Port;
-        }
-        var downstream = $"http://127.0.0.1:{port}/";
+        using var refusing = new RefusingPort();
+        var downstream = $"{refusing.Url}/";
         await using var llrp = ProgramRun.Start(["--urls", "http://127.0.0.1:0", "--downstream", downstream]);
         var url = await llrp.ListeningAsync();
         await using (var client = await RawClient.ConnectAsync(url))

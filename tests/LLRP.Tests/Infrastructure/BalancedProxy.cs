@@ -1,5 +1,3 @@
-using System.Net;
-using System.Net.Sockets;
 using Microsoft.AspNetCore.Builder;
 
 namespace LLRP.Tests.Infrastructure;
@@ -9,10 +7,12 @@ public sealed class BalancedProxy : IAsyncDisposable
 {
     private readonly WebApplication _app;
     private readonly bool[] _killed;
+    private readonly RefusingPort[] _refusing;
 
-    private BalancedProxy(WebApplication app, RecordingDownstream[] downstreams, Uri url)
+    private BalancedProxy(WebApplication app, RecordingDownstream[] downstreams, RefusingPort[] refusing, Uri url)
     {
         _app = app;
+        _refusing = refusing;
         Downstreams = downstreams;
         Url = url;
         _killed = new bool[downstreams.Length];
@@ -36,23 +36,22 @@ public sealed class BalancedProxy : IAsyncDisposable
             downstreams[i] = new RecordingDownstream();
             downstreams[i].Start();
         }
-        return await StartAsync(variant, downstreams, [.. downstreams.Select(d => $"http://127.0.0.1:{d.Port}")], options);
+        return await StartAsync(variant, downstreams, [], [.. downstreams.Select(d => $"http://127.0.0.1:{d.Port}")], options);
     }
 
-    /// <summary>A proxy whose downstreams all refuse connections (ports that were free a moment ago).</summary>
+    /// <summary>A proxy whose downstreams all refuse connections (ports held without a listener while it runs).</summary>
     public static async Task<BalancedProxy> StartUnreachableAsync(string variant, int downstreamCount, params string[] options)
     {
-        var addresses = new string[downstreamCount];
-        for (var i = 0; i < addresses.Length; i++)
+        var refusing = new RefusingPort[downstreamCount];
+        for (var i = 0; i < refusing.Length; i++)
         {
-            using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-            probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-            addresses[i] = $"http://127.0.0.1:{((IPEndPoint)probe.LocalEndPoint!).Port}";
+            refusing[i] = new RefusingPort();
         }
-        return await StartAsync(variant, [], addresses, options);
+        return await StartAsync(variant, [], refusing, [.. refusing.Select(r => r.Url)], options);
     }
 
-    private static async Task<BalancedProxy> StartAsync(string variant, RecordingDownstream[] downstreams, string[] addresses, string[] options)
+    private static async Task<BalancedProxy> StartAsync(
+        string variant, RecordingDownstream[] downstreams, RefusingPort[] refusing, string[] addresses, string[] options)
     {
         string[] args =
         [
@@ -63,7 +62,7 @@ public sealed class BalancedProxy : IAsyncDisposable
         ];
         var app = LLRP.Hosting.ProxyHost.Build(args);
         await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
-        return new BalancedProxy(app, downstreams, new Uri(LLRP.Hosting.ProxyHost.Addresses(app).First()));
+        return new BalancedProxy(app, downstreams, refusing, new Uri(LLRP.Hosting.ProxyHost.Addresses(app).First()));
     }
 
     /// <summary>Requests each downstream received, health checks left out.</summary>
@@ -94,6 +93,10 @@ public sealed class BalancedProxy : IAsyncDisposable
                 {
                     await Downstreams[i].DisposeAsync();
                 }
+            }
+            foreach (var port in _refusing)
+            {
+                port.Dispose();
             }
         }
     }

@@ -1,6 +1,3 @@
-using System.Net;
-using System.Net.Sockets;
-
 namespace LLRP.Tests.Infrastructure;
 
 /// <summary>
@@ -10,9 +7,11 @@ namespace LLRP.Tests.Infrastructure;
 public sealed class ProxyUnderTest : IAsyncDisposable
 {
     private readonly Func<ValueTask> _stop;
+    private readonly RefusingPort? _refusing;
 
-    private ProxyUnderTest(Variant variant, RecordingDownstream downstream, Func<ValueTask> stop, Uri url)
+    private ProxyUnderTest(Variant variant, RecordingDownstream downstream, Func<ValueTask> stop, Uri url, RefusingPort? refusing = null)
     {
+        _refusing = refusing;
         Variant = variant;
         Downstream = downstream;
         _stop = stop;
@@ -27,14 +26,9 @@ public sealed class ProxyUnderTest : IAsyncDisposable
     {
         var downstream = new RecordingDownstream();
         downstream.Start();
-        var downstreamPort = downstream.Port;
-        if (unreachableDownstream)
-        {
-            // A port that was free a moment ago and has no listener now: connecting is refused.
-            using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-            probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-            downstreamPort = ((IPEndPoint)probe.LocalEndPoint!).Port;
-        }
+        // Held for the proxy's life, so the downstream address keeps refusing connections.
+        var refusing = unreachableDownstream ? new RefusingPort() : null;
+        var downstreamPort = refusing?.Port ?? downstream.Port;
         string[] args =
         [
             "--urls", "http://127.0.0.1:0",
@@ -55,7 +49,7 @@ public sealed class ProxyUnderTest : IAsyncDisposable
             {
                 await app.DisposeAsync();
             }
-        }, url);
+        }, url, refusing);
     }
 
     /// <summary>A full-stack baseline (src/Baselines) as its own process, in front of a new recording downstream.</summary>
@@ -99,6 +93,7 @@ public sealed class ProxyUnderTest : IAsyncDisposable
         finally
         {
             await Downstream.DisposeAsync();
+            _refusing?.Dispose();
         }
     }
 }
