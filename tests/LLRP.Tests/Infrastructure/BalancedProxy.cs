@@ -8,6 +8,8 @@ public sealed class BalancedProxy : IAsyncDisposable
     private readonly WebApplication _app;
     private readonly bool[] _killed;
     private readonly RefusingPort[] _refusing;
+    // The ports of killed downstreams, held so that they keep refusing until the proxy is disposed.
+    private readonly List<RefusingPort> _killedPorts = [];
 
     private BalancedProxy(WebApplication app, RecordingDownstream[] downstreams, RefusingPort[] refusing, Uri url)
     {
@@ -18,11 +20,15 @@ public sealed class BalancedProxy : IAsyncDisposable
         _killed = new bool[downstreams.Length];
     }
 
-    /// <summary>Stops downstream <paramref name="index"/>: its listener closes and its open connections are reset.</summary>
+    /// <summary>
+    /// Stops downstream <paramref name="index"/>: its listener closes, its open connections are reset, and its port
+    /// refuses connections from then on (held, so no parallel test's listener takes it; a test may listen on it again).
+    /// </summary>
     public async Task KillAsync(int index)
     {
         _killed[index] = true;
         await Downstreams[index].DisposeAsync();
+        _killedPorts.Add(new RefusingPort(Downstreams[index].Port));
     }
 
     public RecordingDownstream[] Downstreams { get; }
@@ -94,7 +100,7 @@ public sealed class BalancedProxy : IAsyncDisposable
                     await Downstreams[i].DisposeAsync();
                 }
             }
-            foreach (var port in _refusing)
+            foreach (var port in _refusing.Concat(_killedPorts))
             {
                 port.Dispose();
             }

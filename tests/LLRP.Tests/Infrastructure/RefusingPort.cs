@@ -13,9 +13,10 @@ public sealed class RefusingPort : IDisposable
 {
     private readonly Socket _socket = new(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
 
-    public RefusingPort()
+    /// <param name="port">0 for any free port; or the port of a listener just stopped, held from now on.</param>
+    public RefusingPort(int port = 0)
     {
-        _socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        _socket.Bind(new IPEndPoint(IPAddress.Loopback, port));
         Port = ((IPEndPoint)_socket.LocalEndPoint!).Port;
     }
 
