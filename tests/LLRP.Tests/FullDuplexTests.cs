@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using System.Security.Cryptography;
@@ -390,11 +389,11 @@ public sealed class DuplexProxies : IAsyncLifetime
 /// </summary>
 internal sealed class ProxyProcess : IAsyncDisposable
 {
-    private readonly Process _process;
+    private readonly RunningProgram _program;
 
-    private ProxyProcess(Process process, Uri url)
+    private ProxyProcess(RunningProgram program, Uri url)
     {
-        _process = process;
+        _program = program;
         Url = url;
     }
 
@@ -402,50 +401,21 @@ internal sealed class ProxyProcess : IAsyncDisposable
 
     public static async Task<ProxyProcess> StartAsync(string variant, Uri downstream)
     {
-        var info = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
-        string[] args =
+        // Port 0 and the address LLRP reports: a port picked here and bound by the process later could be taken
+        // meanwhile by a test running in parallel.
+        var program = ProgramRun.Start(
         [
-            // Port 0 and the address LLRP reports: a port picked here and bound by the process later could be taken
-            // meanwhile by a test running in parallel.
-            "exec", Path.Combine(AppContext.BaseDirectory, "LLRP.dll"),
             "--urls", "http://127.0.0.1:0", "--downstream", downstream.ToString().TrimEnd('/'), .. Variants.Get(variant).Arguments,
             // Above the uploads these tests send, which exceed the 30 MB default on purpose.
             "--maxRequestBodySize", $"{1L << 30}",
-        ];
-        foreach (var arg in args)
-        {
-            info.ArgumentList.Add(arg);
-        }
-        const string marker = "Now listening on: ";
-        var listening = new TaskCompletionSource<Uri>(TaskCreationOptions.RunContinuationsAsynchronously);
-        var process = new Process { StartInfo = info, EnableRaisingEvents = true };
-        process.OutputDataReceived += (_, e) =>
-        {
-            if (e.Data?.IndexOf(marker, StringComparison.Ordinal) is >= 0 and var at)
-            {
-                listening.TrySetResult(new Uri(e.Data[(at + marker.Length)..].Trim()));
-            }
-        };
-        process.ErrorDataReceived += (_, _) => { };
-        process.Exited += (_, _) => listening.TrySetException(new InvalidOperationException("LLRP exited before it listened"));
-        if (!process.Start())
-        {
-            throw new InvalidOperationException("dotnet did not start");
-        }
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
+        ]);
         try
         {
-            // Start-up on a busy machine: a hang guard, not a measurement.
-            return new ProxyProcess(process, await listening.Task.WaitAsync(TimeSpan.FromSeconds(60)));
+            return new ProxyProcess(program, await program.ListeningAsync());
         }
         catch
         {
-            if (!process.HasExited)
-            {
-                process.Kill(entireProcessTree: true);
-            }
-            process.Dispose();
+            await program.DisposeAsync();
             throw;
         }
     }
@@ -469,7 +439,7 @@ internal sealed class ProxyProcess : IAsyncDisposable
     /// <summary>VmRSS from /proc (Linux, where the suite runs).</summary>
     public long ResidentBytes()
     {
-        foreach (var line in File.ReadLines($"/proc/{_process.Id}/status"))
+        foreach (var line in File.ReadLines($"/proc/{_program.ProcessId}/status"))
         {
             if (line.StartsWith("VmRSS:", StringComparison.Ordinal))
             {
@@ -479,13 +449,5 @@ internal sealed class ProxyProcess : IAsyncDisposable
         throw new InvalidOperationException("no VmRSS line");
     }
 
-    public async ValueTask DisposeAsync()
-    {
-        if (!_process.HasExited)
-        {
-            _process.Kill(entireProcessTree: true);
-        }
-        await _process.WaitForExitAsync();
-        _process.Dispose();
-    }
+    public ValueTask DisposeAsync() => _program.DisposeAsync();
 }

@@ -7,14 +7,13 @@ public sealed class BalancedProxy : IAsyncDisposable
 {
     private readonly WebApplication _app;
     private readonly bool[] _killed;
-    private readonly RefusingPort[] _refusing;
-    // The ports of killed downstreams, held so that they keep refusing until the proxy is disposed.
-    private readonly List<RefusingPort> _killedPorts = [];
+    // Ports that must keep refusing until the proxy is disposed: the unreachable downstreams' and the killed ones'.
+    private readonly List<RefusingPort> _heldPorts;
 
     private BalancedProxy(WebApplication app, RecordingDownstream[] downstreams, RefusingPort[] refusing, Uri url)
     {
         _app = app;
-        _refusing = refusing;
+        _heldPorts = [.. refusing];
         Downstreams = downstreams;
         Url = url;
         _killed = new bool[downstreams.Length];
@@ -28,7 +27,7 @@ public sealed class BalancedProxy : IAsyncDisposable
     {
         _killed[index] = true;
         await Downstreams[index].DisposeAsync();
-        _killedPorts.Add(new RefusingPort(Downstreams[index].Port));
+        _heldPorts.Add(new RefusingPort(Downstreams[index].Port));
     }
 
     public RecordingDownstream[] Downstreams { get; }
@@ -100,7 +99,7 @@ public sealed class BalancedProxy : IAsyncDisposable
                     await Downstreams[i].DisposeAsync();
                 }
             }
-            foreach (var port in _refusing.Concat(_killedPorts))
+            foreach (var port in _heldPorts)
             {
                 port.Dispose();
             }

@@ -136,6 +136,8 @@ internal sealed class RunningProgram(Process process, List<string> output, List<
 {
     public IReadOnlyList<string> Output => ProgramRun.Snapshot(output);
 
+    public int ProcessId => process.Id;
+
     /// <summary>Waits (bounded) until standard output satisfies <paramref name="condition"/>; false if it never does.</summary>
     public async Task<bool> WaitForOutputAsync(Func<IReadOnlyList<string>, bool> condition)
     {
