@@ -17,8 +17,9 @@ internal static class TransportFailures
         {
             switch (inner)
             {
-                case LLHttpException { Error: LLHttpError.ConnectFailed or LLHttpError.ConnectTimeout }:
-                case HttpRequestException { HttpRequestError: HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError }:
+                // A failed TLS handshake is part of connecting: nothing was sent, and the downstream is unusable as set up.
+                case LLHttpException { Error: LLHttpError.ConnectFailed or LLHttpError.ConnectTimeout or LLHttpError.TlsHandshakeFailed }:
+                case HttpRequestException { HttpRequestError: HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError or HttpRequestError.SecureConnectionError }:
                 // HttpClient's connect timeout, translated by InvokerForwarder.ConnectTimedOut.
                 case ProxyException { Error: ProxyError.DownstreamUnavailable, InnerException: OperationCanceledException }:
                     return true;

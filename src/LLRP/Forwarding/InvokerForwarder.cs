@@ -23,7 +23,7 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
     private Destination? _current;
 
     /// <summary>The current downstream's scheme and authority, to which the request-target is appended.</summary>
-    protected string DownstreamPrefix => _current!.Id;
+    protected string DownstreamPrefix => _current!.InvokerPrefix;
 
     /// <summary>The invoker for this request (the connection's, or the next shared one in round-robin mode).</summary>
     protected HttpMessageInvoker Invoker => clients.Pick(invoker);

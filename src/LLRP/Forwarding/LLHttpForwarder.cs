@@ -301,7 +301,8 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
         LLHttpError.ResponseHeadTimeout => ProxyError.DownstreamTimeout,
         LLHttpError.BodyIdleTimeout or LLHttpError.ResponseBodyTruncated or LLHttpError.InvalidChunkedEncoding or LLHttpError.ReceiveFailed =>
             ProxyError.DownstreamBodyCutShort,
-        LLHttpError.ConnectFailed or LLHttpError.ConnectTimeout or LLHttpError.ConnectionClosedBeforeResponse or LLHttpError.SendFailed or LLHttpError.ConnectionAborted =>
+        LLHttpError.ConnectFailed or LLHttpError.ConnectTimeout or LLHttpError.ConnectionClosedBeforeResponse or LLHttpError.SendFailed or LLHttpError.ConnectionAborted
+            or LLHttpError.TlsHandshakeFailed =>
             ProxyError.DownstreamUnavailable,
         _ => ProxyError.DownstreamInvalidResponse,
     }, e.Message, e);
