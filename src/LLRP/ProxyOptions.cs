@@ -1,8 +1,8 @@
 using System.Globalization;
 using System.Net;
+using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using LLHttp;
-using System.Security.Cryptography.X509Certificates;
 using LLRP.Balancing;
 using LLRP.Tls;
 using Microsoft.Extensions.Configuration;
