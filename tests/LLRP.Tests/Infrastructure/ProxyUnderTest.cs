@@ -46,6 +46,7 @@ public sealed class ProxyUnderTest : IAsyncDisposable
             relay.Start();
         }
         var downstreamUrl = relay is not null ? $"https://127.0.0.1:{relay.Port}" : $"http://127.0.0.1:{refusing?.Port ?? downstream.Port}";
+        tls |= variant.Tls;
         string[] listen = tls
             ? ["--urls", "https://127.0.0.1:0", .. certificateArguments ?? ["--certificate", TestCertificates.LocalhostPem, "--certificateKey", TestCertificates.LocalhostKeyPem]]
             : ["--urls", "http://127.0.0.1:0"];
