@@ -142,6 +142,38 @@ public sealed class TlsTests
         Assert.Equal("http/1.1", tls.NegotiatedApplicationProtocol.ToString());
     }
 
+    [Fact]
+    public async Task A_client_initiated_renegotiation_is_refused()
+    {
+        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), [], unreachableDownstream: false, tls: true);
+        // OpenSSL's own client, over TLS 1.2 (TLS 1.3 has no renegotiation): "R" on its input asks for one.
+        var start = new System.Diagnostics.ProcessStartInfo("openssl")
+        {
+            ArgumentList = { "s_client", "-connect", $"127.0.0.1:{proxy.Url.Port}", "-tls1_2", "-CAfile", TestCertificates.AuthorityPem, "-servername", "localhost" },
+            RedirectStandardInput = true,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+        };
+        using var client = System.Diagnostics.Process.Start(start)!;
+        var output = client.StandardOutput.ReadToEndAsync();
+        var errors = client.StandardError.ReadToEndAsync();
+        using var cap = new CancellationTokenSource(Wire.Cap);
+        // The first handshake is done once the session summary is printed; then ask for a second one.
+        await Task.Delay(TimeSpan.FromSeconds(1), cap.Token);
+        await client.StandardInput.WriteLineAsync("R");
+        await client.StandardInput.FlushAsync(cap.Token);
+        await Task.Delay(TimeSpan.FromSeconds(1), cap.Token);
+        client.StandardInput.Close();
+        await client.WaitForExitAsync(cap.Token);
+        var text = await output + await errors;
+
+        Assert.Contains("Verify return code: 0 (ok)", text, StringComparison.Ordinal);
+        var renegotiation = text.IndexOf("RENEGOTIATING", StringComparison.Ordinal);
+        Assert.True(renegotiation >= 0, text);
+        // A second handshake would verify the certificate again; the proxy closes the connection instead.
+        Assert.DoesNotContain("verify return:1", text[renegotiation..], StringComparison.Ordinal);
+    }
+
     [Theory]
     [InlineData("urls", "https://127.0.0.1:0", "--urls has an https:// address: --certificate is required (and --certificateKey for a PEM key file).")]
     [InlineData("certificate", "localhost.pem", "--certificate is given but --urls has no https:// address.")]
