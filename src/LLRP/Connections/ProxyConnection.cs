@@ -151,6 +151,11 @@ internal sealed class ProxyConnection
                 while (status == HeadStatus.Incomplete);
                 if (status == HeadStatus.Rejected)
                 {
+                    if (_rejection == ProxyError.RequestTimeout)
+                    {
+                        // A head too slow is not a refused one: the exchange began and failed on the client's side.
+                        _server.Failed.Answered(ProxyErrors.StatusCode(_rejection));
+                    }
                     await Response.WriteErrorAsync(ProxyErrors.StatusCode(_rejection));
                 }
                 if (status != HeadStatus.Complete)
@@ -310,10 +315,12 @@ internal sealed class ProxyConnection
         var reason = Reason(e);
         if (_context.ConnectionClosed.IsCancellationRequested || reason == ProxyError.ClientGone)
         {
+            _server.Failed.ClientGone();
             return;
         }
         if (Response.HasStarted)
         {
+            _server.Failed.Aborted();
             _server.ReportFailure(reason, 0, Downstream, e);
             // RFC 9112 §6.3 / RFC 9110 §15.6: the response has begun and cannot be finished correctly, so the client
             // must see an incomplete message, never a truncated one that looks whole.
@@ -321,6 +328,7 @@ internal sealed class ProxyConnection
             return;
         }
         var status = ProxyErrors.StatusCode(reason);
+        _server.Failed.Answered(status);
         _server.ReportFailure(reason, status, Downstream, e);
         await Response.WriteErrorAsync(status);
     }

@@ -47,6 +47,9 @@ internal sealed class ProxyServer : IDisposable
     public long Requests => Interlocked.Read(ref _requests);
     public long Rejected => Interlocked.Read(ref _rejected);
 
+    /// <summary>Exchanges that ended in an error answer, an aborted client connection or a client gone, by kind.</summary>
+    public FailedExchanges Failed { get; } = new();
+
     public string ClientDescription => _forwarders.Description;
 
     /// <summary>The host is stopping: no new connections, idle ones close, busy ones close after their exchange.</summary>
