@@ -3,6 +3,7 @@ using LLRP.Balancing;
 using LLRP.Buffers;
 using LLRP.Diagnostics;
 using LLRP.Errors;
+using LLRP.Exchanges;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.Extensions.Logging;
 
