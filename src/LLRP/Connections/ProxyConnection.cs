@@ -281,7 +281,7 @@ internal sealed class ProxyConnection
         if (Response.HasStarted)
         {
             _server.Failed.Aborted();
-            _server.ReportFailure(reason, 0, Downstream, failure);
+            _server.ReportFailure(failure, 0, Downstream);
             // RFC 9112 §6.3 / RFC 9110 §15.6: the response has begun and cannot be finished correctly, so the client
             // must see an incomplete message, never a truncated one that looks whole.
             _context.Abort(new ConnectionAbortedException("The downstream response could not be completed.", failure));
@@ -289,7 +289,7 @@ internal sealed class ProxyConnection
         }
         var status = ProxyErrors.StatusCode(reason);
         _server.Failed.Answered(status);
-        _server.ReportFailure(reason, status, Downstream, failure);
+        _server.ReportFailure(failure, status, Downstream);
         await Response.WriteErrorAsync(status);
     }
 

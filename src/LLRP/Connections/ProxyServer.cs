@@ -61,11 +61,11 @@ internal sealed class ProxyServer : IDisposable
         _failures = new ExchangeFailureLog(loggers.CreateLogger("LLRP.Exchanges"), TimeProvider.System);
 
     /// <summary>Logs a failure the downstream side caused (rate-limited; see <see cref="ExchangeFailureLog"/>).</summary>
-    public void ReportFailure(ProxyError reason, int answer, Uri? downstream, Exception cause)
+    public void ReportFailure(ProxyException failure, int answer, Uri? downstream)
     {
-        if (ExchangeFailureLog.IsLogged(reason))
+        if (ExchangeFailureLog.IsLogged(failure.Error))
         {
-            _failures?.Report(reason, answer, downstream, cause);
+            _failures?.Report(failure.Error, answer, downstream, failure);
         }
     }
 
