@@ -28,6 +28,22 @@ public sealed class TlsTests
         Assert.Equal(200, response?.Status);
         var forwarded = Assert.Single(await proxy.Downstream.WaitForForwardedAsync(1));
         Assert.Equal("/over-tls", forwarded.Target);
+        Assert.Equal(["https"], forwarded.Values("X-Forwarded-Proto"));
+    }
+
+    [Theory]
+    [MemberData(nameof(Variants.Each), MemberType = typeof(Variants))]
+    public async Task A_cleartext_request_gets_no_forwarded_proto(string variant)
+    {
+        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get(variant), [], unreachableDownstream: false);
+
+        await using var client = await proxy.ConnectAsync();
+        await client.SendAsync("GET /cleartext HTTP/1.1\r\nHost: tls.example\r\n\r\n");
+        Assert.Equal(200, (await client.ReadResponseAsync())?.Status);
+
+        var forwarded = Assert.Single(await proxy.Downstream.WaitForForwardedAsync(1));
+        // The llhttp-tls variant's listener is https, so it says so; every other variant's is cleartext.
+        Assert.Equal(Variants.Get(variant).Tls ? ["https"] : [], forwarded.Values("X-Forwarded-Proto"));
     }
 
     [Fact]

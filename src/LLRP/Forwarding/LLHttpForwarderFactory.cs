@@ -2,7 +2,7 @@ using LLHttp;
 using LLHttp.Pooling;
 using LLRP.Balancing;
 using LLRP.Buffers;
-using LLRP.Connections;
+using LLRP.Exchanges;
 
 namespace LLRP.Forwarding;
 
