@@ -1,6 +1,5 @@
 using System.Net;
 using System.Net.Sockets;
-using LLHttp.Http1;
 using LLHttp.Transports;
 
 namespace LLHttp;

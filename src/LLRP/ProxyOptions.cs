@@ -2,7 +2,6 @@ using System.Globalization;
 using System.Net;
 using System.Text;
 using LLHttp;
-using LLRP.Balancing;
 using Microsoft.Extensions.Configuration;
 
 namespace LLRP;

@@ -23,6 +23,9 @@ namespace LLRP.Http1;
 /// </remarks>
 internal sealed class RequestHead
 {
+    /// <summary>The field entries' pool (a head holds an array only during an exchange); idle trimming empties it.</summary>
+    internal static TrimmableArrayPool<HeaderEntry> HeaderEntries { get; } = ProxyBuffers.Create<HeaderEntry>(ProxyOptions.MaxHeaderCountLimit);
+
     private readonly ProxyOptions _options;
     // The request line and header section are each capped, so their copies always fit.
     private readonly int _capacity;
@@ -223,7 +226,7 @@ internal sealed class RequestHead
         if (_buffer.Length == 0)
         {
             _buffer = ProxyBuffers.Bytes.Rent(_capacity);
-            _headers = ProxyBuffers.HeaderEntries.Rent(_options.MaxRequestHeaderCount);
+            _headers = HeaderEntries.Rent(_options.MaxRequestHeaderCount);
         }
         Method = versionAndMethod.Method;
         Version = versionAndMethod.Version;
@@ -524,7 +527,7 @@ internal sealed class RequestHead
         if (_buffer.Length != 0)
         {
             ProxyBuffers.Bytes.Return(_buffer);
-            ProxyBuffers.HeaderEntries.Return(_headers);
+            HeaderEntries.Return(_headers);
             _buffer = [];
             _headers = [];
         }

@@ -111,7 +111,7 @@ public sealed class EpollSocket : IDisposable
         {
             // A head and its body may leave in two sends; Nagle would hold the second for the ACK of the first.
             socket.NoDelay = true;
-            Transport.SetReceiveBufferSize(socket, receiveBufferSize);
+            ReceiveBuffer.Set(socket, receiveBufferSize);
             // A synchronous call on a non-blocking socket: the runtime's own engine never registers the socket.
             socket.Blocking = false;
             bool connected = true;

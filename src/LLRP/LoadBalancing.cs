@@ -1,4 +1,4 @@
-namespace LLRP.Balancing;
+namespace LLRP;
 
 /// <summary>
 /// How a downstream is chosen (option loadBalancing). The five per-request policies carry YARP's names and semantics
