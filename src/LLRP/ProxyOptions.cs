@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Net;
 using System.Text;
-using LLHttp;
+using LLHttp.Sockets;
 using Microsoft.Extensions.Configuration;
 
 namespace LLRP;

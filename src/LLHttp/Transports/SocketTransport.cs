@@ -1,6 +1,6 @@
 using System.Net;
 using System.Net.Sockets;
-using LLHttp.Transports.Epoll;
+using LLHttp.Sockets;
 
 namespace LLHttp.Transports;
 

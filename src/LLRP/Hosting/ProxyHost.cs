@@ -1,6 +1,6 @@
 using System.Globalization;
 using LLHttp;
-using LLHttp.Transports.Epoll;
+using LLHttp.Sockets;
 using LLRP.Balancing;
 using LLRP.Connections;
 using LLRP.Diagnostics;

@@ -1,6 +1,6 @@
 using System.Net.Sockets;
 
-namespace LLHttp.Transports.Epoll;
+namespace LLHttp.Sockets;
 
 /// <summary>The receive buffer of a socket about to connect, the same on either engine.</summary>
 public static class ReceiveBuffer
