@@ -121,7 +121,7 @@ public sealed class ProxyOptions
     // burst left (IdleTrim). 0 turns it off.
     public TimeSpan IdleTrimAfter { get; init; } = TimeSpan.FromSeconds(5);
 
-    // ConnectionRoundRobin is the original LLRP's assignment: the default, so benchmarks stay comparable with earlier sittings.
+    // ConnectionRoundRobin is the original LLRP's assignment: the default, so benchmarks stay comparable with earlier runs.
     public LoadBalancing LoadBalancing { get; init; } = LoadBalancing.ConnectionRoundRobin;
 
     // Matches YARP's TransportFailureRateHealthPolicy reactivation period (60 s). YARP takes a destination out when
@@ -152,8 +152,8 @@ public sealed class ProxyOptions
 
     // On by default, unlike Kestrel and the runtime: inline scheduling runs Kestrel's pipe callbacks and every socket
     // completion of the process on the socket engine's epoll threads (one per core), which saves the thread-pool hop
-    // of every read: 20-30 % less CPU per request for llhttp in two interleaved A/Bs on the 2-core box
-    // (analysis/results/20261123-inline-ab, 20261123-1143-inline-settle). Its risk is that one exchange that blocks
+    // of every read: 20-30 % less CPU per request for llhttp in two interleaved A/Bs on the 2-core box (the evidence
+    // is listed in docs/methodology.md, "Decisions and their evidence"). Its risk is that one exchange that blocks
     // stalls every connection its thread serves; nothing on LLRP's request path blocks (its I/O is asynchronous and its
     // logging queued). Hosting/InlineSocketCompletions.cs says what it sets and why both halves go together.
     public bool InlineScheduling { get; init; } = true;
@@ -161,12 +161,14 @@ public sealed class ProxyOptions
     // LLHttp's own epoll engine where it runs (Linux x86-64), the runtime's elsewhere. It carries every variant's client
     // connections (Transport/EpollConnection, Kestrel's transport) and llhttp's downstream connections; the
     // HttpClient-based variants' downstream connections stay on the runtime's engine, a part of what those layers cost.
-    // Measured against the runtime's engine in analysis/results/20261126-socket-engine-ab.
+    // It saves the receive that finds nothing and the poll before reuse; measured against the runtime's engine in an
+    // interleaved A/B (docs/methodology.md, "Decisions and their evidence").
     public LLHttpSocketEngine SocketEngine { get; init; } = DefaultSocketEngine;
 
     // One loop thread per core by default, as the runtime's engine with inline completions. nginx and HAProxy run one
     // worker/thread in the benchmarks (crank/README.md); 1 here gives llhttp the same parallelism, at no CPU saving at
-    // 64 connections and 19 % fewer requests at 256 on the 2-core box (analysis/results/20261126-engine-threads-ab).
+    // 64 connections and 19 % fewer requests at 256 on the 2-core box (docs/methodology.md, "Decisions and their
+    // evidence").
     // The runtime's engine has its own variable, DOTNET_SYSTEM_NET_SOCKETS_THREAD_COUNT.
     public int EngineThreads { get; init; } = Environment.ProcessorCount;
 

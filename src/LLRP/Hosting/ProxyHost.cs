@@ -41,11 +41,9 @@ public static class ProxyHost
         builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = options.ShutdownTimeout);
 
         // Kestrel's default (true): an idle connection waits with a zero-byte read and holds no 4 KiB pipe block.
-        // Measured 2026-11-23 (analysis/results/20261123-idle-memory): 10,000 idle connections cost 6.4 KiB each with
-        // true against 10.6 KiB with false; CPU per request (llhttp, 3 interleaved rounds, noisy shared 2-core box,
-        // indicative only) median 37.0 against 29.1 µs at 64 connections, 64.4 against 62.5 µs at 256, with
-        // overlapping ranges. Bounded memory per idle connection is the goal here, so true; re-check the CPU cost
-        // on a quiet machine.
+        // 10,000 idle connections cost 6.4 KiB each with true against 10.6 KiB with false; the CPU per request the
+        // two showed on a noisy shared box overlapped. Bounded memory per idle connection is the goal here, so true;
+        // re-check the CPU cost on a quiet machine (docs/methodology.md, "Decisions and their evidence").
         builder.WebHost.UseSockets(o =>
         {
             o.WaitForDataBeforeAllocatingBuffer = true;
