@@ -26,7 +26,7 @@ public sealed class IdleMemoryTests(ITestOutputHelper output)
     [Fact]
     public void Request_head_holds_buffers_only_from_a_request_line_until_reset()
     {
-        var head = new RequestHead(new ProxyOptions { Downstreams = [new Uri("http://127.0.0.1:1")] });
+        var head = new RequestHead(new RequestLimits());
         Assert.False(head.HoldsBuffers);
         for (var round = 0; round < 2; round++)
         {

@@ -79,9 +79,9 @@ internal sealed class ProxyConnection
         _forwarder = forwarder;
         _downstreamTimeoutMs = (long)_options.DownstreamResponseTimeout.TotalMilliseconds;
         Index = index;
-        Head = new RequestHead(_options);
+        Head = new RequestHead(_options.Limits);
         Response = new ResponseWriter(context.Transport.Output);
-        Body = new RequestBodyReader(_input, _options, SendContinueAsync);
+        Body = new RequestBodyReader(_input, _options.Limits, SendContinueAsync);
         ForwardedFor = Encoding.ASCII.GetBytes((context.RemoteEndPoint as IPEndPoint)?.Address.ToString() ?? "unknown");
     }
 

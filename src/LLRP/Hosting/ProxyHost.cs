@@ -35,7 +35,7 @@ public static class ProxyHost
         // A failed start (a port in use) is reported by Program in one line; the host would log it again with its stack.
         builder.Logging.AddFilter("Microsoft.Extensions.Hosting.Internal.Host", LogLevel.None);
 
-        var options = ProxyOptions.From(builder.Configuration);
+        var options = CommandLine.Read(builder.Configuration);
         builder.Services.AddSingleton(options);
         // The bound of the graceful stop: Kestrel waits this long for connections to end, then aborts them.
         builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = options.ShutdownTimeout);
@@ -50,7 +50,7 @@ public static class ProxyHost
             o.UnsafePreferInlineScheduling = options.InlineScheduling;
         });
         InlineSocketCompletions.Request(options.InlineScheduling);
-        var downstreams = new DownstreamSet(options);
+        var downstreams = new DownstreamSet(options.Balancing);
         var server = new ProxyServer(options, downstreams, ForwarderFactory.Create(options, downstreams));
         builder.Services.AddSingleton(server);
         builder.WebHost.UseKestrel(k =>
