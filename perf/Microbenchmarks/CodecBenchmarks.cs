@@ -1,5 +1,5 @@
 using BenchmarkDotNet.Attributes;
-using LLHttp.Http1;
+using LLHttp;
 using LLHttp.Syntax;
 
 namespace Microbenchmarks;

@@ -14,7 +14,7 @@ namespace Microbenchmarks;
 [MemoryDiagnoser]
 public class RequestSideBenchmarks
 {
-    private static readonly ProxyOptions s_options = new() { Downstreams = [new Uri("http://127.0.0.1:1/")] };
+    private static readonly RequestLimits s_options = new();
 
     private readonly RequestHead _head = new(s_options);
     private ReadOnlySequence<byte> _headBytes;
@@ -44,7 +44,7 @@ public class RequestSideBenchmarks
 [MemoryDiagnoser]
 public class RequestBodyBenchmarks
 {
-    private static readonly ProxyOptions s_options = new() { Downstreams = [new Uri("http://127.0.0.1:1/")] };
+    private static readonly RequestLimits s_options = new();
 
     private readonly Pipe _pipe = new(new PipeOptions(readerScheduler: PipeScheduler.Inline, writerScheduler: PipeScheduler.Inline,
         pauseWriterThreshold: 0, useSynchronizationContext: false));
@@ -99,7 +99,7 @@ public class RequestBodyBenchmarks
 [MemoryDiagnoser]
 public class ResponseWriterBenchmarks
 {
-    private static readonly ProxyOptions s_options = new() { Downstreams = [new Uri("http://127.0.0.1:1/")] };
+    private static readonly RequestLimits s_options = new();
 
     private readonly Pipe _pipe = new(new PipeOptions(readerScheduler: PipeScheduler.Inline, writerScheduler: PipeScheduler.Inline,
         pauseWriterThreshold: 0, useSynchronizationContext: false));

@@ -1,5 +1,4 @@
 using System.Net.Sockets;
-using LLHttp.Http1;
 
 namespace LLHttp;
 

@@ -1,7 +1,7 @@
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
-using LLHttp.Http1;
+using System.Security.Authentication;
 using LLHttp.Transports;
 
 namespace LLHttp;
@@ -133,6 +133,10 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         catch (SocketException e)
         {
             throw new LLHttpException(LLHttpError.ConnectFailed, $"Connect failed: {e.Message}", e);
+        }
+        catch (AuthenticationException e)
+        {
+            throw new LLHttpException(LLHttpError.TlsHandshakeFailed, $"TLS handshake failed: {e.Message}", e);
         }
     }
 

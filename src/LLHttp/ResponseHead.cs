@@ -1,4 +1,3 @@
-using LLHttp.Http1;
 
 namespace LLHttp;
 

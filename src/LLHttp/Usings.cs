@@ -5,6 +5,7 @@ global using System.Globalization;
 global using System.Runtime.CompilerServices;
 global using System.Runtime.InteropServices;
 global using System.Text;
+global using LLHttp.Sockets;
 global using LLHttp.Syntax;
 
 [module: SkipLocalsInit]

@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Net;
 using System.Net.Sockets;
-using LLHttp.Transports.Epoll;
+using LLHttp.Sockets;
 using Xunit;
 
 namespace LLHttp.Tests;

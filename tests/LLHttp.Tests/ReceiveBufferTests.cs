@@ -1,5 +1,6 @@
 using System.Net;
 using System.Net.Sockets;
+using LLHttp.Sockets;
 using Xunit;
 
 namespace LLHttp.Tests;

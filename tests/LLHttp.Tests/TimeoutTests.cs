@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
+using LLHttp.Sockets;
 using LLHttp.Transports;
 using Xunit;
 

@@ -5,6 +5,7 @@ using System.Net.Security;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using System.Text;
+using LLHttp.Sockets;
 using Xunit;
 
 namespace LLHttp.Tests;

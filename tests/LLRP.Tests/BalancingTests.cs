@@ -224,7 +224,7 @@ public sealed class BalancingTests
     [InlineData(LoadBalancing.LeastRequests)]
     public void Choosing_allocates_nothing(LoadBalancing policy)
     {
-        using var set = new DownstreamSet(new ProxyOptions
+        using var set = new DownstreamSet(new BalancingOptions
         {
             Downstreams = [new Uri("http://127.0.0.1:1"), new Uri("http://127.0.0.1:2"), new Uri("http://127.0.0.1:3")],
             LoadBalancing = policy,

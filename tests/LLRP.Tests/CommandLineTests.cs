@@ -66,13 +66,73 @@ public sealed class CommandLineTests
 
         Assert.True(result.ExitCode == 0, result.ToString());
         Assert.Empty(result.Errors);
-        foreach (var option in ProxyOptions.Known)
+        foreach (var option in CommandLine.Known)
         {
             Assert.Contains(result.Output, line =>
                 line.TrimStart().StartsWith($"--{option.Name} ", StringComparison.Ordinal)
                 && line.Contains($" {option.Default} ", StringComparison.Ordinal)
                 && line.TrimEnd().EndsWith(option.Meaning, StringComparison.Ordinal));
         }
+    }
+
+    /// <summary>
+    /// The whole --help text, byte for byte: scripts and the README quote it, and moving the options between records
+    /// must not change a character. The socket engine's default is the one column that depends on the platform.
+    /// </summary>
+    [Fact]
+    public void The_help_text_is_pinned()
+    {
+        const string Expected = """
+        Usage: LLRP --downstream http://HOST:PORT[;...] [--option value]...
+        Options also come from environment variables (name=value) and appsettings.json; names are case-insensitive,
+        durations are seconds (fractions allowed). A bad or unknown option stops LLRP with one line and exit code 2.
+
+          option                             default                meaning
+          --urls                             http://127.0.0.1:8080  listen addresses, ';'-separated http://IP:PORT or https://IP:PORT (localhost, * and + accepted)
+          --certificate                                             https listeners: the server certificate, a PEM file (key in --certificateKey, or in the same file) or a PKCS#12 file
+          --certificateKey                                          https listeners: the PEM private key of --certificate
+          --tlsHandshakeTimeout              10                     seconds a client may take to complete its TLS handshake; then the connection closes (Kestrel's default)
+          --downstream                       (required)             one or more http://HOST:PORT or https://HOST:PORT, ';'-separated; loadBalancing chooses among them
+          --downstreamTrust                                         https downstreams: a PEM bundle of CA certificates trusted besides the system store
+          --client                           llhttp                 forwarding variant: llhttp, httpclient, httpclient-httpcontext or yarp
+          --shareClients                     false                  share clients across inbound connections (llhttp: one LIFO connection pool per downstream)
+          --shareClients.roundRobin          false                  HttpClient-based variants with shareClients: rotate clients per request, not per connection
+          --shareClients.count               processor count        HttpClient-based variants with shareClients: how many clients
+          --maxRequestLineSize               8192                   longest request line in bytes; longer: 414 (Kestrel's default)
+          --maxRequestHeadersTotalSize       32768                  largest request header section in bytes; larger: 431 (Kestrel's default)
+          --maxRequestHeaderCount            100                    most request header fields; more: 431 (Kestrel's default)
+          --maxRequestBodySize               30000000               largest request body in bytes; larger: 413 (Kestrel's default)
+          --maxResponseHeadersTotalSize      65536                  largest downstream response head in bytes; larger: 502 (SocketsHttpHandler's default)
+          --requestHeadersTimeout            30                     seconds for a started request head to complete; then 408 and close (Kestrel's default)
+          --keepAliveTimeout                 130                    seconds an idle client connection is kept (Kestrel's default)
+          --downstreamConnectTimeout         15                     seconds to connect downstream; then 502 (YARP's default)
+          --downstreamResponseTimeout        100                    seconds without a response head (504) or body progress (abort) (YARP's default)
+          --downstreamIdleTimeout            60                     llhttp: seconds an idle downstream connection is kept (SocketsHttpHandler's PooledConnectionIdleTimeout)
+          --loadBalancing                    ConnectionRoundRobin   ConnectionRoundRobin (per inbound connection), or per request: PowerOfTwoChoices, FirstAlphabetical, Random, RoundRobin, LeastRequests
+          --passiveHealthReactivationPeriod  60                     seconds a downstream stays out after a transport failure (not with one downstream); 0 is off (YARP's default)
+          --healthCheckPath                                         active health: GET this path on every downstream (2xx is healthy); empty is off
+          --healthCheckInterval              15                     active health: seconds between checks (YARP's default)
+          --healthCheckTimeout               10                     active health: seconds a check may take; longer is a failure (YARP's default)
+          --healthCheckFall                  2                      active health: failed checks in a row that take a downstream out (YARP's ConsecutiveFailures default)
+          --healthCheckRise                  1                      active health: passed checks in a row that bring it back (YARP: the first)
+          --shutdownTimeout                  30                     seconds a stop (SIGTERM, Ctrl+C) waits for exchanges in flight before aborting them (HostOptions.ShutdownTimeout's default)
+          --downstreamReceiveBuffer          0                      llhttp: SO_RCVBUF in bytes for downstream connections; 0 keeps the kernel's autotuned buffer (as SocketsHttpHandler, nginx and HAProxy do); a set size fixes the receive window (docs/tcp-receive-window.md)
+          --downstreamShareAfter             1                      llhttp without shareClients: seconds a client connection stays idle before its downstream connection goes to the shared idle pool (at most 1,024 per downstream)
+          --idleTrimAfter                    5                      seconds without connections, requests or exchanges in flight after which the proxy gives back the buffers and heap a burst left (at most once per 16 MiB allocated); 0 is off
+          --inlineScheduling                 true                   run each exchange on the socket engine's epoll thread (Kestrel UnsafePreferInlineScheduling + inline socket completions); unsafe with blocking code
+          --socketEngine                     epoll                  client connections (Kestrel's transport) and llhttp's downstream connections: epoll (LLHttp's own engine; the default on Linux x86-64) or runtime (System.Net.Sockets; the default elsewhere)
+          --engineThreads                    processor count        socketEngine=epoll: its loop threads, which run every exchange (as nginx's worker_processes or HAProxy's nbthread)
+          --statsInterval                    0                      print crank statistics every N seconds; 0 is off
+          --statsWindow                      0                      statistics cover the last N seconds that ended with requests served; 0: since the first request
+          --help, -h                                                print this and exit
+
+        """;
+        var engine = ProxyOptions.DefaultSocketEngine.ToString().ToLowerInvariant();
+        var expected = Expected.Replace(
+            "--socketEngine                     epoll                  ",
+            $"--socketEngine                     {engine.PadRight(21)}  ", StringComparison.Ordinal);
+
+        Assert.Equal(expected.ReplaceLineEndings("\n"), CommandLine.Usage().ReplaceLineEndings("\n"));
     }
 
     [Fact]
@@ -129,7 +189,7 @@ public sealed class CommandLineTests
     {
         var settings = new Dictionary<string, string?> { ["downstream"] = Downstream, [name] = value };
 
-        var e = Assert.Throws<OptionsException>(() => ProxyOptions.From(Configuration(settings)));
+        var e = Assert.Throws<OptionsException>(() => CommandLine.Read(Configuration(settings)));
 
         Assert.Equal($"--{name} '{value}' {expected}.", e.Message);
     }
@@ -138,7 +198,7 @@ public sealed class CommandLineTests
     public void Every_known_option_has_a_bad_value_case()
     {
         var covered = BadValues.Select(row => (string)row[0]).ToHashSet();
-        Assert.All(ProxyOptions.Known, option => Assert.Contains(option.Name, covered));
+        Assert.All(CommandLine.Known, option => Assert.Contains(option.Name, covered));
     }
 
     [Fact]
@@ -146,23 +206,23 @@ public sealed class CommandLineTests
     {
         var config = new RecordingConfiguration(new Dictionary<string, string?> { ["downstream"] = Downstream });
 
-        ProxyOptions.From(config);
+        CommandLine.Read(config);
 
-        Assert.Equal(ProxyOptions.Known.Select(o => o.Name).Order(StringComparer.OrdinalIgnoreCase),
+        Assert.Equal(CommandLine.Known.Select(o => o.Name).Order(StringComparer.OrdinalIgnoreCase),
             config.Read.Order(StringComparer.OrdinalIgnoreCase), StringComparer.OrdinalIgnoreCase);
     }
 
     [Fact]
     public void The_documented_defaults_are_the_defaults()
     {
-        var bare = ProxyOptions.From(Configuration(new() { ["downstream"] = Downstream }));
+        var bare = CommandLine.Read(Configuration(new() { ["downstream"] = Downstream }));
         var settings = new Dictionary<string, string?> { ["downstream"] = Downstream };
-        foreach (var option in ProxyOptions.Known.Where(o => o.Name != "downstream"))
+        foreach (var option in CommandLine.Known.Where(o => o.Name != "downstream"))
         {
             settings[option.Name] = option.Default == "processor count" ? $"{Environment.ProcessorCount}" : option.Default;
         }
 
-        var spelledOut = ProxyOptions.From(Configuration(settings));
+        var spelledOut = CommandLine.Read(Configuration(settings));
 
         Assert.Equal(bare.Describe(), spelledOut.Describe());
         Assert.Equal(bare.Urls, spelledOut.Urls);

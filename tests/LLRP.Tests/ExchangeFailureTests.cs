@@ -27,7 +27,7 @@ public sealed class ExchangeFailureTests
     [Fact]
     public void A_connect_failure_with_nothing_sent_goes_once_more_elsewhere_and_takes_the_downstream_out()
     {
-        using var set = new DownstreamSet(new ProxyOptions { Downstreams = Three, LoadBalancing = LoadBalancing.RoundRobin });
+        using var set = new DownstreamSet(new BalancingOptions { Downstreams = Three, LoadBalancing = LoadBalancing.RoundRobin });
         var choice = new DownstreamChoice(set);
         var first = choice.Acquire();
 
@@ -44,7 +44,7 @@ public sealed class ExchangeFailureTests
     [Fact]
     public void Nothing_goes_elsewhere_once_the_request_was_sent_or_the_response_began()
     {
-        using var set = new DownstreamSet(new ProxyOptions { Downstreams = Three, LoadBalancing = LoadBalancing.RoundRobin });
+        using var set = new DownstreamSet(new BalancingOptions { Downstreams = Three, LoadBalancing = LoadBalancing.RoundRobin });
         var choice = new DownstreamChoice(set);
 
         var sent = choice.Acquire();
@@ -63,7 +63,7 @@ public sealed class ExchangeFailureTests
     [InlineData(nameof(ProxyError.ClientGone))]
     public void Failures_other_than_the_connection_failing_leave_the_downstream_in(string reason)
     {
-        using var set = new DownstreamSet(new ProxyOptions { Downstreams = Three, LoadBalancing = LoadBalancing.RoundRobin });
+        using var set = new DownstreamSet(new BalancingOptions { Downstreams = Three, LoadBalancing = LoadBalancing.RoundRobin });
         var choice = new DownstreamChoice(set);
         var destination = choice.Acquire();
         var error = Enum.Parse<ProxyError>(reason);
@@ -78,7 +78,7 @@ public sealed class ExchangeFailureTests
     [Fact]
     public void A_connect_failure_of_a_lone_downstream_is_final_and_leaves_it_in()
     {
-        using var set = new DownstreamSet(new ProxyOptions { Downstreams = [Three[0]], LoadBalancing = LoadBalancing.RoundRobin });
+        using var set = new DownstreamSet(new BalancingOptions { Downstreams = [Three[0]], LoadBalancing = LoadBalancing.RoundRobin });
         var choice = new DownstreamChoice(set);
         var only = choice.Acquire();
 
@@ -133,15 +133,15 @@ public sealed class ExchangeFailureTests
 
     private static Exchange StartedExchange(string head, out PipeWriter input)
     {
-        var options = new ProxyOptions { Downstreams = [Three[0]] };
+        var limits = new RequestLimits();
         var pipe = new Pipe();
         input = pipe.Writer;
-        var requestHead = new RequestHead(options);
+        var requestHead = new RequestHead(limits);
         var bytes = new System.Buffers.ReadOnlySequence<byte>(System.Text.Encoding.ASCII.GetBytes(head));
         var reader = new System.Buffers.SequenceReader<byte>(bytes);
         Assert.True(requestHead.Parse(ref reader));
-        var exchange = new Exchange(requestHead, new RequestBodyReader(pipe.Reader, options, () => default), new ResponseWriter(new Pipe().Writer),
-            options.DownstreamResponseTimeout, "127.0.0.1"u8.ToArray(), 0);
+        var exchange = new Exchange(requestHead, new RequestBodyReader(pipe.Reader, limits, () => default), new ResponseWriter(new Pipe().Writer),
+            new ProxyOptions { Balancing = new BalancingOptions { Downstreams = [Three[0]] } }.DownstreamResponseTimeout, "127.0.0.1"u8.ToArray(), 0);
         exchange.Start();
         return exchange;
     }

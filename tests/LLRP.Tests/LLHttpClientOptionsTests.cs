@@ -23,7 +23,7 @@ public sealed class LLHttpClientOptionsTests
             ["maxRequestLineSize"] = "1000",
             ["maxRequestHeadersTotalSize"] = "3000",
         });
-        using var downstreams = new DownstreamSet(options);
+        using var downstreams = new DownstreamSet(options.Balancing);
         using var factory = new LLHttpForwarderFactory(options, downstreams);
 
         var client = factory.ClientOptions;
@@ -42,7 +42,7 @@ public sealed class LLHttpClientOptionsTests
     public void By_default_downstream_connections_keep_the_kernels_receive_buffer()
     {
         var options = Options([]);
-        using var downstreams = new DownstreamSet(options);
+        using var downstreams = new DownstreamSet(options.Balancing);
         using var factory = new LLHttpForwarderFactory(options, downstreams);
 
         Assert.Equal(0, factory.ClientOptions.ReceiveBufferSize);
@@ -51,6 +51,6 @@ public sealed class LLHttpClientOptionsTests
     private static ProxyOptions Options(Dictionary<string, string?> settings)
     {
         settings["downstream"] = "http://127.0.0.1:9";
-        return ProxyOptions.From(new ConfigurationBuilder().AddInMemoryCollection(settings).Build());
+        return CommandLine.Read(new ConfigurationBuilder().AddInMemoryCollection(settings).Build());
     }
 }

@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
+using LLRP.Connections;
 using LLRP.Diagnostics;
 using LLRP.Errors;
 using LLRP.Tests.Infrastructure;

@@ -202,7 +202,7 @@ public sealed class TlsTests
             ["certificateKey"] = name == "certificate" ? TestCertificates.LocalhostKeyPem : null,
         };
 
-        var e = Assert.Throws<OptionsException>(() => ProxyOptions.From(new ConfigurationBuilder().AddInMemoryCollection(settings).Build()));
+        var e = Assert.Throws<OptionsException>(() => CommandLine.Read(new ConfigurationBuilder().AddInMemoryCollection(settings).Build()));
 
         Assert.Equal(expected, e.Message);
     }
@@ -218,7 +218,7 @@ public sealed class TlsTests
             ["certificateKey"] = TestCertificates.OtherKeyPem,
         };
 
-        var e = Assert.Throws<OptionsException>(() => ProxyOptions.From(new ConfigurationBuilder().AddInMemoryCollection(settings).Build()));
+        var e = Assert.Throws<OptionsException>(() => CommandLine.Read(new ConfigurationBuilder().AddInMemoryCollection(settings).Build()));
 
         Assert.StartsWith($"--certificate '{TestCertificates.LocalhostPem}' and --certificateKey '{TestCertificates.OtherKeyPem}' are not a PEM certificate and its matching private key", e.Message);
         Assert.DoesNotContain('\n', e.Message);
@@ -233,7 +233,7 @@ public sealed class TlsTests
             ["downstreamTrust"] = TestCertificates.AuthorityPem,
         };
 
-        var e = Assert.Throws<OptionsException>(() => ProxyOptions.From(new ConfigurationBuilder().AddInMemoryCollection(settings).Build()));
+        var e = Assert.Throws<OptionsException>(() => CommandLine.Read(new ConfigurationBuilder().AddInMemoryCollection(settings).Build()));
 
         Assert.Equal("--downstreamTrust is given but --downstream has no https:// address.", e.Message);
     }

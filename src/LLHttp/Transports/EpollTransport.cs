@@ -1,5 +1,5 @@
 using System.Net;
-using LLHttp.Transports.Epoll;
+using LLHttp.Sockets;
 
 namespace LLHttp.Transports;
 

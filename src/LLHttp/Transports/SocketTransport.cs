@@ -1,5 +1,6 @@
 using System.Net;
 using System.Net.Sockets;
+using LLHttp.Sockets;
 
 namespace LLHttp.Transports;
 
@@ -23,7 +24,7 @@ internal sealed class SocketTransport : Transport
         {
             // A head and its body may leave in two sends; Nagle would hold the second for the ACK of the first.
             socket.NoDelay = true;
-            SetReceiveBufferSize(socket, receiveBufferSize);
+            ReceiveBuffer.Set(socket, receiveBufferSize);
             await socket.ConnectAsync(endPoint, cancellationToken).ConfigureAwait(false);
             return new SocketTransport(socket);
         }

@@ -21,7 +21,8 @@ internal sealed class TlsTransport : Transport
 
     /// <summary>
     /// Runs the client handshake over <paramref name="inner"/>, which this transport owns from then on (disposed with
-    /// it, or here when the handshake fails). A refused certificate or protocol is <see cref="LLHttpError.TlsHandshakeFailed"/>.
+    /// it, or here when the handshake fails). A refused certificate or protocol throws the handshake's
+    /// <see cref="AuthenticationException"/>, which the connection reports as LLHttpError.TlsHandshakeFailed.
     /// </summary>
     public static async ValueTask<Transport> AuthenticateAsync(Transport inner, SslClientAuthenticationOptions options, CancellationToken cancellationToken)
     {
@@ -34,10 +35,6 @@ internal sealed class TlsTransport : Transport
         catch (Exception e)
         {
             await ssl.DisposeAsync().ConfigureAwait(false);
-            if (e is AuthenticationException)
-            {
-                throw new LLHttpException(LLHttpError.TlsHandshakeFailed, $"TLS handshake with {options.TargetHost} failed: {e.Message}", e);
-            }
             throw Unwrap(e);
         }
     }

@@ -1,5 +1,3 @@
-using System.Net.Sockets;
-
 namespace LLHttp.Transports;
 
 /// <summary>
@@ -22,15 +20,6 @@ internal abstract class Transport : IDisposable
 
     /// <summary>The socket's SO_RCVBUF as the kernel reports it.</summary>
     public abstract int ReceiveBufferSize { get; }
-
-    /// <summary>Sets SO_RCVBUF on a socket about to connect (before, so the window scale fits it); 0 leaves the kernel's.</summary>
-    internal static void SetReceiveBufferSize(Socket socket, int receiveBufferSize)
-    {
-        if (receiveBufferSize > 0)
-        {
-            socket.ReceiveBufferSize = receiveBufferSize;
-        }
-    }
 
     public abstract void Dispose();
 }

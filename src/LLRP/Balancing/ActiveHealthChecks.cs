@@ -25,7 +25,7 @@ internal sealed class ActiveHealthChecks : IDisposable
     private readonly int[] _streaks;
     private readonly Task _loop;
 
-    public ActiveHealthChecks(Destination[] destinations, ProxyOptions options, ILogger logger)
+    public ActiveHealthChecks(Destination[] destinations, BalancingOptions options, ILogger logger)
     {
         _destinations = destinations;
         _path = options.HealthCheckPath.StartsWith('/') ? options.HealthCheckPath : "/" + options.HealthCheckPath;

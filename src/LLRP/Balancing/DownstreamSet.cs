@@ -15,11 +15,11 @@ internal sealed class DownstreamSet : IDisposable
 {
     private readonly ILoadBalancingPolicy _policy;
     private readonly long _reactivationMs;
-    private readonly ProxyOptions _options;
+    private readonly BalancingOptions _options;
     private ActiveHealthChecks? _activeChecks;
     private ILogger _logger = NullLogger.Instance;
 
-    public DownstreamSet(ProxyOptions options)
+    public DownstreamSet(BalancingOptions options)
     {
         _options = options;
         Destinations = [.. options.Downstreams.Select(uri => new Destination(uri))];

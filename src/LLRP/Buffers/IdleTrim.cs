@@ -5,7 +5,7 @@ namespace LLRP.Buffers;
 /// exchanges that were in flight at once, and the heap the GC keeps after it (garbage no collection has reclaimed,
 /// since nothing allocates while everything is idle, and the holes and free regions the burst left). At 10,000 client
 /// connections that opened with one request each that was ~2.6 KiB per idle connection of the proxy's RSS
-/// (analysis/results/20261123-idle-memory-10k-after). The deadline sweep calls <see cref="Observe"/>; when it answers
+/// (docs/methodology.md, "Decisions and their evidence"). The deadline sweep calls <see cref="Observe"/>; when it answers
 /// true the caller trims the pools and runs one compacting collection (<see cref="TrimNow"/>).
 /// </summary>
 /// <param name="idleAfter">How long nothing must have happened (no connection opened, no request started or

@@ -1,10 +1,8 @@
-using LLRP.Http1;
-
 namespace LLRP.Buffers;
 
 /// <summary>
 /// The pools every exchange rents its buffers from: the client connection's receive and send buffers, the request
-/// head's copy and field entries, the request body buffer, and LLHttp's send and receive arrays. A connection holds
+/// head's copy (and, through <see cref="Create{T}"/>, its field entries), the request body buffer, and LLHttp's send and receive arrays. A connection holds
 /// them only while an exchange runs, so an idle one holds none. The shared ArrayPool keeps a few arrays of each size
 /// per core: with tens of exchanges in flight at once most rents missed it and allocated (about 3.2 KB per request at
 /// 64 connections on 2 cores), so these pools keep enough arrays of each size for <see cref="MaxExchangesInFlight"/>
@@ -30,18 +28,38 @@ internal static class ProxyBuffers
     public const int ArraysPerExchange = 3;
 
     // The largest array rented: the request head's copy (maxRequestLineSize + maxRequestHeadersTotalSize may be set up
-    // to ~1.5 MB, see ProxyOptions); larger requests are refused before they get that far.
+    // to ~1.5 MB, maxRequestLineSize and maxRequestHeadersTotalSize); larger requests are refused before they get that far.
     private const int MaxArrayLength = 2 * 1024 * 1024;
 
     public static TrimmableArrayPool<byte> Bytes { get; } = new(MaxArrayLength, ArraysPerExchange * MaxExchangesInFlight);
 
-    /// <summary>The request head's field entries (a head holds them only during an exchange).</summary>
-    public static TrimmableArrayPool<HeaderEntry> HeaderEntries { get; } = new(ProxyOptions.MaxHeaderCountLimit, MaxExchangesInFlight);
+    // Every pool made by Create, so that Trim reaches the pools of element types this namespace does not know.
+    private static readonly List<Action> s_trims = [];
+
+    /// <summary>
+    /// A pool of another element type (the request head's field entries) that <see cref="Trim"/> also empties; its
+    /// owner keeps it, sized for <see cref="MaxExchangesInFlight"/> exchanges like <see cref="Bytes"/>.
+    /// </summary>
+    public static TrimmableArrayPool<T> Create<T>(int maxArrayLength)
+    {
+        var pool = new TrimmableArrayPool<T>(maxArrayLength, MaxExchangesInFlight);
+        lock (s_trims)
+        {
+            s_trims.Add(pool.Trim);
+        }
+        return pool;
+    }
 
     /// <summary>Drops every array the pools keep: the next exchanges allocate theirs again.</summary>
     public static void Trim()
     {
         Bytes.Trim();
-        HeaderEntries.Trim();
+        lock (s_trims)
+        {
+            foreach (var trim in s_trims)
+            {
+                trim();
+            }
+        }
     }
 }

@@ -79,9 +79,9 @@ internal sealed class ProxyConnection
         _input = context.Transport.Input;
         _options = server.Options;
         _forwarder = forwarder;
-        Head = new RequestHead(_options);
+        Head = new RequestHead(_options.Limits);
         Response = new ResponseWriter(context.Transport.Output);
-        Body = new RequestBodyReader(_input, _options, SendContinueAsync);
+        Body = new RequestBodyReader(_input, _options.Limits, SendContinueAsync);
         var forwardedFor = Encoding.ASCII.GetBytes((context.RemoteEndPoint as IPEndPoint)?.Address.ToString() ?? "unknown");
         // Kestrel's TLS middleware (an https:// listener) puts its handshake feature on the connection.
         var tls = context.Features.Get<ITlsHandshakeFeature>() is not null;

@@ -1,7 +1,6 @@
 using System.Collections.Concurrent;
 using LLRP.Balancing;
 using LLRP.Buffers;
-using LLRP.Diagnostics;
 using LLRP.Errors;
 using LLRP.Exchanges;
 using Microsoft.AspNetCore.Connections;

@@ -69,12 +69,12 @@ internal sealed class DownstreamClients : IDisposable
     /// </summary>
     private static Func<SocketsHttpConnectionContext, CancellationToken, ValueTask<Stream>>? TlsConnect(ProxyOptions options)
     {
-        var tls = options.Downstreams.Where(d => d.Scheme == Uri.UriSchemeHttps).Select(d => (d.IdnHost, d.Port)).ToHashSet();
+        var tls = options.Balancing.Downstreams.Where(d => d.Scheme == Uri.UriSchemeHttps).Select(d => (d.IdnHost, d.Port)).ToHashSet();
         if (tls.Count == 0)
         {
             return null;
         }
-        var trust = options.DownstreamTrust;
+        var trust = options.Balancing.DownstreamTrust;
         return async (context, cancellationToken) =>
         {
             var endPoint = context.DnsEndPoint;

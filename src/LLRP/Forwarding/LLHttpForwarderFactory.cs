@@ -31,7 +31,7 @@ internal sealed class LLHttpForwarderFactory : IForwarderFactory
             BodyIdleTimeout = Timeout.InfiniteTimeSpan,
             MaxResponseHeadersLength = options.MaxResponseHeadersTotalSize,
             // The forwarded head is the client's (bounded by the request limits) plus Host, Via and X-Forwarded-For.
-            MaxRequestHeadLength = options.MaxRequestLineSize + options.MaxRequestHeadersTotalSize + 1024,
+            MaxRequestHeadLength = options.Limits.MaxRequestLineSize + options.Limits.MaxRequestHeadersTotalSize + 1024,
             // Both the shared pools and the affinity slots close downstream connections idle this long.
             PooledConnectionIdleTimeout = options.DownstreamIdleTimeout,
             BufferPool = ProxyBuffers.Bytes,
@@ -44,7 +44,7 @@ internal sealed class LLHttpForwarderFactory : IForwarderFactory
         _shared = options.ShareClients || downstreams.PerRequest;
         _shareAfter = options.DownstreamShareAfter;
         _pools = downstreams.Destinations.ToDictionary(d => d, d => new LLHttpConnectionPool(
-            d.EndPoint, d.Address.Scheme == Uri.UriSchemeHttps ? options.DownstreamTrust.ClientOptions(d.Address.IdnHost) : null, ClientOptions));
+            d.EndPoint, d.Address.Scheme == Uri.UriSchemeHttps ? options.Balancing.DownstreamTrust.ClientOptions(d.Address.IdnHost) : null, ClientOptions));
     }
 
     public string Description => _shared

@@ -9,7 +9,8 @@ namespace LLRP.Hosting;
 /// before Kestrel binds and before any downstream connection, takes effect. Visible from outside: the runtime sizes its
 /// engine from the same static, so with the variable in effect the process runs one ".NET Sockets" thread per core
 /// instead of one (analysis/ab-options.sh records the count for every run). Either half alone was measured slower than
-/// neither (analysis/profiles/20261123-before: more context switches, the work still crosses threads once).
+/// neither: more context switches, and the work still crosses threads once (docs/methodology.md, "Decisions and their
+/// evidence").
 /// </summary>
 public static class InlineSocketCompletions
 {

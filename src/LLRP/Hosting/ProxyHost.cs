@@ -1,6 +1,6 @@
 using System.Globalization;
 using LLHttp;
-using LLHttp.Transports.Epoll;
+using LLHttp.Sockets;
 using LLRP.Balancing;
 using LLRP.Connections;
 using LLRP.Diagnostics;
@@ -35,24 +35,22 @@ public static class ProxyHost
         // A failed start (a port in use) is reported by Program in one line; the host would log it again with its stack.
         builder.Logging.AddFilter("Microsoft.Extensions.Hosting.Internal.Host", LogLevel.None);
 
-        var options = ProxyOptions.From(builder.Configuration);
+        var options = CommandLine.Read(builder.Configuration);
         builder.Services.AddSingleton(options);
         // The bound of the graceful stop: Kestrel waits this long for connections to end, then aborts them.
         builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = options.ShutdownTimeout);
 
         // Kestrel's default (true): an idle connection waits with a zero-byte read and holds no 4 KiB pipe block.
-        // Measured 2026-11-23 (analysis/results/20261123-idle-memory): 10,000 idle connections cost 6.4 KiB each with
-        // true against 10.6 KiB with false; CPU per request (llhttp, 3 interleaved rounds, noisy shared 2-core box,
-        // indicative only) median 37.0 against 29.1 µs at 64 connections, 64.4 against 62.5 µs at 256, with
-        // overlapping ranges. Bounded memory per idle connection is the goal here, so true; re-check the CPU cost
-        // on a quiet machine.
+        // 10,000 idle connections cost 6.4 KiB each with true against 10.6 KiB with false; the CPU per request the
+        // two showed on a noisy shared box overlapped. Bounded memory per idle connection is the goal here, so true;
+        // re-check the CPU cost on a quiet machine (docs/methodology.md, "Decisions and their evidence").
         builder.WebHost.UseSockets(o =>
         {
             o.WaitForDataBeforeAllocatingBuffer = true;
             o.UnsafePreferInlineScheduling = options.InlineScheduling;
         });
         InlineSocketCompletions.Request(options.InlineScheduling);
-        var downstreams = new DownstreamSet(options);
+        var downstreams = new DownstreamSet(options.Balancing);
         var server = new ProxyServer(options, downstreams, ForwarderFactory.Create(options, downstreams));
         builder.Services.AddSingleton(server);
         builder.WebHost.UseKestrel(k =>

@@ -16,13 +16,13 @@ internal static class ServerTls
         listen.Protocols = HttpProtocols.Http1;
         listen.UseHttps(new HttpsConnectionAdapterOptions
         {
-            ServerCertificate = options.ServerCertificate,
+            ServerCertificate = options.Tls.ServerCertificate,
             // TLS 1.2 and 1.3, what nginx and HAProxy enable by default; older versions are refused in the handshake.
             SslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
             // No client certificate is asked for, and so TLS 1.2 renegotiation (which Kestrel allows only to ask for one
             // later) is never offered.
             ClientCertificateMode = ClientCertificateMode.NoCertificate,
-            HandshakeTimeout = options.TlsHandshakeTimeout,
+            HandshakeTimeout = options.Tls.HandshakeTimeout,
         });
     }
 }

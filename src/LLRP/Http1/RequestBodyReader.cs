@@ -21,7 +21,7 @@ internal sealed class RequestBodyReader
     }
 
     private readonly PipeReader _input;
-    private readonly ProxyOptions _options;
+    private readonly RequestLimits _limits;
     private readonly Func<ValueTask> _sendContinue;
     private State _state;
     private long _remaining;
@@ -30,10 +30,10 @@ internal sealed class RequestBodyReader
     private bool _continuePending;
     private bool _awaitingClient;
 
-    public RequestBodyReader(PipeReader input, ProxyOptions options, Func<ValueTask> sendContinue)
+    public RequestBodyReader(PipeReader input, RequestLimits limits, Func<ValueTask> sendContinue)
     {
         _input = input;
-        _options = options;
+        _limits = limits;
         _sendContinue = sendContinue;
     }
 
@@ -55,7 +55,7 @@ internal sealed class RequestBodyReader
         _awaitingClient = false;
         // Each chunk-size line is capped by the decoder (MaxChunkLineLength), so the whole body's extensions need no
         // budget of their own; the trailer section gets the header section's (RFC 9112 §7.1.2 fields are header-like).
-        _chunked.Reset(maxExtensionBytes: int.MaxValue, maxTrailerBytes: _options.MaxRequestHeadersTotalSize);
+        _chunked.Reset(maxExtensionBytes: int.MaxValue, maxTrailerBytes: _limits.MaxRequestHeadersTotalSize);
         _continuePending = head.ExpectContinue;
         (_state, _remaining) = head.Framing switch
         {
@@ -138,7 +138,7 @@ internal sealed class RequestBodyReader
             }
         }
         _total += copied;
-        if (_total > _options.MaxRequestBodySize)
+        if (_total > _limits.MaxRequestBodySize)
         {
             ProxyThrow.Throw(ProxyError.ContentTooLarge, "Request body larger than maxRequestBodySize.");
         }

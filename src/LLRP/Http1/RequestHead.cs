@@ -23,7 +23,10 @@ namespace LLRP.Http1;
 /// </remarks>
 internal sealed class RequestHead
 {
-    private readonly ProxyOptions _options;
+    /// <summary>The field entries' pool (a head holds an array only during an exchange); idle trimming empties it.</summary>
+    internal static TrimmableArrayPool<HeaderEntry> HeaderEntries { get; } = ProxyBuffers.Create<HeaderEntry>(RequestLimits.MaxHeaderCountLimit);
+
+    private readonly RequestLimits _limits;
     // The request line and header section are each capped, so their copies always fit.
     private readonly int _capacity;
     private byte[] _buffer = [];
@@ -32,10 +35,10 @@ internal sealed class RequestHead
     private bool _inRequestLine = true;
     private long _headerBytes;
 
-    public RequestHead(ProxyOptions options)
+    public RequestHead(RequestLimits limits)
     {
-        _options = options;
-        _capacity = options.MaxRequestLineSize + options.MaxRequestHeadersTotalSize;
+        _limits = limits;
+        _capacity = limits.MaxRequestLineSize + limits.MaxRequestHeadersTotalSize;
     }
 
     /// <summary>Whether the head holds rented arrays (it does from a request line until <see cref="Reset"/>).</summary>
@@ -95,7 +98,7 @@ internal sealed class RequestHead
             }
             Started |= reader.Remaining > 0;
             var lineStart = reader.Consumed;
-            if (reader.Remaining >= _options.MaxRequestLineSize)
+            if (reader.Remaining >= _limits.MaxRequestLineSize)
             {
                 // Decided on the first maxRequestLineSize bytes, before the line is complete, so that the answer does
                 // not depend on how the line arrives in reads.
@@ -104,7 +107,7 @@ internal sealed class RequestHead
             if (ParseRequestLine(ref reader))
             {
                 // RFC 9112 §3: the limit is the proxy's (414); Kestrel's own limits are bypassed by a connection handler.
-                if (reader.Consumed - lineStart > _options.MaxRequestLineSize)
+                if (reader.Consumed - lineStart > _limits.MaxRequestLineSize)
                 {
                     ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
                 }
@@ -115,7 +118,7 @@ internal sealed class RequestHead
                 }
                 _inRequestLine = false;
             }
-            else if (reader.Remaining > _options.MaxRequestLineSize)
+            else if (reader.Remaining > _limits.MaxRequestLineSize)
             {
                 ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
             }
@@ -127,8 +130,8 @@ internal sealed class RequestHead
         var before = reader.Consumed;
         var complete = KestrelParser.ParseHeaders(this, ref reader);
         _headerBytes += reader.Consumed - before;
-        if (_headerBytes > _options.MaxRequestHeadersTotalSize ||
-            (!complete && _headerBytes + reader.Remaining > _options.MaxRequestHeadersTotalSize))
+        if (_headerBytes > _limits.MaxRequestHeadersTotalSize ||
+            (!complete && _headerBytes + reader.Remaining > _limits.MaxRequestHeadersTotalSize))
         {
             ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Request header fields too large.");
         }
@@ -155,7 +158,7 @@ internal sealed class RequestHead
     private void RejectMalformedVersion(SequenceReader<byte> line)
     {
         line.TryReadTo(out ReadOnlySequence<byte> text, (byte)'\n');
-        if (text.Length > _options.MaxRequestLineSize)
+        if (text.Length > _limits.MaxRequestLineSize)
         {
             // The same answer as when the line arrives in pieces and outgrows the limit before its end.
             ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
@@ -182,7 +185,7 @@ internal sealed class RequestHead
     /// </summary>
     private void CheckMethodWithinLimit(SequenceReader<byte> reader)
     {
-        for (var i = 0; i < _options.MaxRequestLineSize; i++)
+        for (var i = 0; i < _limits.MaxRequestLineSize; i++)
         {
             reader.TryRead(out var b);
             if (!HttpChars.IsTokenChar(b))
@@ -223,7 +226,7 @@ internal sealed class RequestHead
         if (_buffer.Length == 0)
         {
             _buffer = ProxyBuffers.Bytes.Rent(_capacity);
-            _headers = ProxyBuffers.HeaderEntries.Rent(_options.MaxRequestHeaderCount);
+            _headers = HeaderEntries.Rent(_limits.MaxRequestHeaderCount);
         }
         Method = versionAndMethod.Method;
         Version = versionAndMethod.Version;
@@ -238,7 +241,7 @@ internal sealed class RequestHead
         }
         // Before anything is copied (a long target would otherwise overflow the head's buffer with 431), and with the
         // answer the line gets when it arrives in pieces (Parse).
-        if (RequestLineLength > _options.MaxRequestLineSize)
+        if (RequestLineLength > _limits.MaxRequestLineSize)
         {
             ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
         }
@@ -313,7 +316,7 @@ internal sealed class RequestHead
 
     internal void OnHeader(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
     {
-        if (HeaderCount == _options.MaxRequestHeaderCount)
+        if (HeaderCount == _limits.MaxRequestHeaderCount)
         {
             ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Too many request header fields.");
         }
@@ -424,7 +427,7 @@ internal sealed class RequestHead
         }
         else if (_contentLengthCount > 0)
         {
-            if (ContentLength > _options.MaxRequestBodySize)
+            if (ContentLength > _limits.MaxRequestBodySize)
             {
                 ProxyThrow.Throw(ProxyError.ContentTooLarge, "Request body larger than maxRequestBodySize.");
             }
@@ -524,7 +527,7 @@ internal sealed class RequestHead
         if (_buffer.Length != 0)
         {
             ProxyBuffers.Bytes.Return(_buffer);
-            ProxyBuffers.HeaderEntries.Return(_headers);
+            HeaderEntries.Return(_headers);
             _buffer = [];
             _headers = [];
         }

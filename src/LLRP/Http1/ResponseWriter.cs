@@ -25,7 +25,7 @@ internal sealed class ResponseWriter
     /// first piece, a chunk's framing): together they fill one pooled array of this size. 64 KiB is one segment on
     /// loopback (MTU 65536), so a large body goes to the client in a quarter of the transmits, and wakes it a quarter
     /// as often, as with 16 KiB pieces: at 64 KiB responses llhttp's CPU per request relative to its origin's fell by
-    /// 31 % in every round of an interleaved A/B (analysis/results/20261127-1536-body-buffer-ab). A smaller body is
+    /// 31 % in every round of an interleaved A/B (docs/methodology.md, "Decisions and their evidence"). A smaller body is
     /// asked for at its size.
     /// </summary>
     internal const int BodyBufferSize = 64 * 1024;

@@ -2,7 +2,7 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Net.Sockets;
 using System.Threading.Tasks.Sources;
-using LLHttp.Transports.Epoll;
+using LLHttp.Sockets;
 using LLRP.Buffers;
 
 namespace LLRP.Transport;

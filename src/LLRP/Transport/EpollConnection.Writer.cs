@@ -1,7 +1,7 @@
 using System.IO.Pipelines;
 using System.Net.Sockets;
 using System.Threading.Tasks.Sources;
-using LLHttp.Transports.Epoll;
+using LLHttp.Sockets;
 using LLRP.Buffers;
 
 namespace LLRP.Transport;

@@ -90,7 +90,7 @@ internal static class ProgramRun
         foreach (var name in info.Environment.Keys.ToList())
         {
             if (name.Equals("ASPNETCORE_URLS", StringComparison.OrdinalIgnoreCase)
-                || LLRP.ProxyOptions.Known.Any(o => o.Name.Equals(name, StringComparison.OrdinalIgnoreCase)))
+                || LLRP.CommandLine.Known.Any(o => o.Name.Equals(name, StringComparison.OrdinalIgnoreCase)))
             {
                 info.Environment.Remove(name);
             }

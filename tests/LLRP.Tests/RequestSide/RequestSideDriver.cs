@@ -24,7 +24,7 @@ public sealed record RequestOutcome(int? RejectStatus, bool BodyRejected, string
 /// </summary>
 public static class RequestSideDriver
 {
-    internal static readonly ProxyOptions Options = new() { Downstreams = [new Uri("http://127.0.0.1:1")] };
+    internal static readonly RequestLimits Options = new();
 
     /// <summary>The status a request-side exception answers with: the one place that knows the error model's types.</summary>
     public static int StatusOf(Exception e) => e switch

@@ -1,4 +1,4 @@
-namespace LLHttp.Http1;
+namespace LLHttp;
 
 /// <summary>
 /// A growable byte buffer rented from an <see cref="ArrayPool{T}"/>, bounded so a caller cannot grow it without limit.

@@ -1,6 +1,6 @@
 using System.Threading.Tasks.Sources;
 
-namespace LLHttp.Http1;
+namespace LLHttp;
 
 /// <summary>
 /// The completion of one kind of operation on one connection, reused by every exchange. Unlike pooled async state

@@ -1,4 +1,4 @@
-namespace LLHttp.Http1;
+namespace LLHttp;
 
 /// <summary>
 /// Serializes an HTTP/1.1 request head. Every input is validated, so a caller cannot inject CR/LF (request splitting),

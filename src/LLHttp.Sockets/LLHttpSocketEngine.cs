@@ -1,4 +1,4 @@
-namespace LLHttp;
+namespace LLHttp.Sockets;
 
 /// <summary>What carries a connection's socket I/O.</summary>
 public enum LLHttpSocketEngine
@@ -19,5 +19,5 @@ public static class LLHttpSocketEngineExtensions
 {
     /// <summary>Whether this process can use the engine.</summary>
     public static bool IsSupported(this LLHttpSocketEngine engine)
-        => engine != LLHttpSocketEngine.Epoll || Transports.Epoll.EpollEngine.IsSupported;
+        => engine != LLHttpSocketEngine.Epoll || EpollEngine.IsSupported;
 }

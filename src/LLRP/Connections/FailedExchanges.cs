@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Text;
 
-namespace LLRP.Diagnostics;
+namespace LLRP.Connections;
 
 /// <summary>
 /// Exchanges that ended without the response the downstream would have given, counted by what the client saw: an

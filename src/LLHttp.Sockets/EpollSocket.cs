@@ -4,9 +4,9 @@ using System.Net.Sockets;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Threading.Tasks.Sources;
-using static LLHttp.Transports.Epoll.Native;
+using static LLHttp.Sockets.Native;
 
-namespace LLHttp.Transports.Epoll;
+namespace LLHttp.Sockets;
 
 /// <summary>
 /// A connected, non-blocking TCP socket served by <see cref="EpollEngine"/>. One receive and one send may be pending at a
@@ -49,7 +49,7 @@ public sealed class EpollSocket : IDisposable
     internal int Fd { get; }
 
     /// <summary>The socket's SO_RCVBUF as the kernel reports it.</summary>
-    internal int ReceiveBufferSize => _socket.ReceiveBufferSize;
+    public int ReceiveBufferSize => _socket.ReceiveBufferSize;
 
     /// <summary>The event data of this socket's registration (set by <see cref="EpollEngine.Register"/>).</summary>
     internal ulong Token { get; set; }
@@ -111,7 +111,7 @@ public sealed class EpollSocket : IDisposable
         {
             // A head and its body may leave in two sends; Nagle would hold the second for the ACK of the first.
             socket.NoDelay = true;
-            Transport.SetReceiveBufferSize(socket, receiveBufferSize);
+            ReceiveBuffer.Set(socket, receiveBufferSize);
             // A synchronous call on a non-blocking socket: the runtime's own engine never registers the socket.
             socket.Blocking = false;
             bool connected = true;

@@ -1,9 +1,9 @@
-namespace LLRP.Balancing;
+namespace LLRP;
 
 /// <summary>
 /// How a downstream is chosen (option loadBalancing). The five per-request policies carry YARP's names and semantics
 /// (Yarp.ReverseProxy's LoadBalancingPolicies); <see cref="ConnectionRoundRobin"/> is the original LLRP's assignment
-/// and the default, so measurements stay comparable with earlier sittings.
+/// and the default, so measurements stay comparable with earlier runs.
 /// </summary>
 public enum LoadBalancing
 {

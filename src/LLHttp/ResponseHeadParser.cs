@@ -1,4 +1,4 @@
-namespace LLHttp.Http1;
+namespace LLHttp;
 
 /// <summary>
 /// Incremental parser of one response head (status line + fields) held contiguously at the start of a buffer.

@@ -1,7 +1,7 @@
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 
-namespace LLHttp.Transports.Epoll;
+namespace LLHttp.Sockets;
 
 /// <summary>The Linux calls the epoll engine makes, with their constants (x86-64 values, from the kernel's UAPI headers).</summary>
 internal static unsafe partial class Native

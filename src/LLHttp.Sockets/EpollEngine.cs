@@ -1,7 +1,7 @@
 using System.Runtime.InteropServices;
-using static LLHttp.Transports.Epoll.Native;
+using static LLHttp.Sockets.Native;
 
-namespace LLHttp.Transports.Epoll;
+namespace LLHttp.Sockets;
 
 /// <summary>
 /// LLHttp's own socket engine: one thread per core, each waiting in its own epoll set, each socket in one set for its

@@ -1,7 +1,8 @@
+using System.Globalization;
 using LLRP.Errors;
 using Microsoft.Extensions.Logging;
 
-namespace LLRP.Diagnostics;
+namespace LLRP.Connections;
 
 /// <summary>
 /// Logs exchanges the downstream side failed (502, 504, a client connection aborted mid-response) at Warning, with the
@@ -39,7 +40,7 @@ internal sealed class ExchangeFailureLog(ILogger logger, TimeProvider time)
             slot.Suppressed = 0;
         }
         var outcome = answer == 0 ? "client connection aborted mid-response" : $"answered {answer}";
-        var more = suppressed == 0 ? "" : $" ({Wording.Count(suppressed, "more like it", "more like it")} since the last line)";
+        var more = suppressed == 0 ? "" : string.Create(CultureInfo.InvariantCulture, $" ({suppressed} more like it since the last line)");
         logger.LogWarning("{Outcome}: downstream {Downstream} {Reason}: {Detail}{More}", outcome, downstream?.ToString() ?? "(none chosen)", reason, Detail(cause), more);
     }
 

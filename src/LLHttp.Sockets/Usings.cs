@@ -1,0 +1,6 @@
+global using System.Buffers;
+global using System.Diagnostics;
+global using System.Runtime.CompilerServices;
+global using System.Runtime.InteropServices;
+
+[module: SkipLocalsInit]

@@ -1,0 +1,236 @@
+using System.Reflection;
+using System.Xml.Linq;
+using ArchUnitNET.Loader;
+
+namespace LLRP.Tests;
+
+/// <summary>
+/// No namespace of src/ depends on a namespace that depends on it (docs/architecture.md). The graph is read from the
+/// built assemblies of every project under src/: a type depends on every type its signatures, fields, attributes and
+/// method bodies name. ArchUnitNET attributes a compiler-generated type (an async state machine, a lambda's closure) to
+/// the type that declares it, so each dependency counts in the namespace the source wrote it in.
+/// </summary>
+public sealed class ArchitectureTests
+{
+    [Fact]
+    public void NoNamespaceCycleInSrc()
+    {
+        var graph = NamespaceGraph.Read(SourceAssemblies());
+        var cycles = graph.Cycles();
+        Assert.True(cycles.Count == 0, $"{cycles.Count} namespace cycle(s) in src/:\n{string.Join("\n", cycles.Select(graph.Describe))}");
+    }
+
+    [Fact]
+    public void TheGraphCoversEverySourceProject()
+    {
+        var graph = NamespaceGraph.Read(SourceAssemblies());
+        Assert.Contains("LLRP.Connections", graph.Namespaces);
+        Assert.Contains("LLHttp", graph.Namespaces);
+        Assert.Contains("LLHttp.Syntax", graph.Namespaces);
+        Assert.Contains("LLRP.Http1", graph.EdgesFrom("LLRP.Connections"));
+    }
+
+    [Fact]
+    public void ACycleIsFoundAndPrinted()
+    {
+        var graph = new NamespaceGraph();
+        graph.Add("A", "B", "A.X uses B.Y");
+        graph.Add("B", "C", "B.Y uses C.Z");
+        graph.Add("C", "A", "C.Z uses A.X");
+        graph.Add("C", "D", "C.Z uses D.W");
+        graph.Add("E", "D", "E.V uses D.W");
+
+        var cycle = Assert.Single(graph.Cycles());
+        Assert.Equal(["A", "B", "C"], cycle);
+        Assert.Equal("A -> B (A.X uses B.Y) -> C (B.Y uses C.Z) -> A (C.Z uses A.X)", graph.Describe(cycle));
+    }
+
+    [Fact]
+    public void AnAcyclicGraphHasNoCycle()
+    {
+        var graph = new NamespaceGraph();
+        graph.Add("A", "B", "");
+        graph.Add("B", "C", "");
+        graph.Add("A", "C", "");
+        Assert.Empty(graph.Cycles());
+    }
+
+    /// <summary>The built assembly of every project under src/, in the configuration the tests were built in.</summary>
+    private static IReadOnlyList<string> SourceAssemblies()
+    {
+        var configuration = typeof(ArchitectureTests).Assembly.GetCustomAttribute<AssemblyConfigurationAttribute>()?.Configuration ?? "Release";
+        var src = Path.Combine(RepositoryRoot(), "src");
+        var assemblies = new List<string>();
+        foreach (var project in Directory.EnumerateFiles(src, "*.csproj", SearchOption.AllDirectories))
+        {
+            var name = XDocument.Load(project).Descendants("AssemblyName").FirstOrDefault()?.Value ?? Path.GetFileNameWithoutExtension(project);
+            var assembly = Path.Combine(Path.GetDirectoryName(project)!, "bin", configuration, "net10.0", name + ".dll");
+            Assert.True(File.Exists(assembly), $"{assembly} is not built: the test project must build every project under src/");
+            assemblies.Add(assembly);
+        }
+        return assemblies;
+    }
+
+    private static string RepositoryRoot()
+    {
+        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
+        {
+            if (File.Exists(Path.Combine(dir.FullName, "LLRP.slnx")))
+            {
+                return dir.FullName;
+            }
+        }
+        throw new DirectoryNotFoundException($"LLRP.slnx was not found above {AppContext.BaseDirectory}");
+    }
+}
+
+/// <summary>Namespaces and which depends on which, with one type-level example per edge to print.</summary>
+internal sealed class NamespaceGraph
+{
+    private readonly SortedDictionary<string, SortedDictionary<string, string>> _edges = new(StringComparer.Ordinal);
+
+    public IEnumerable<string> Namespaces => _edges.Keys;
+
+    public IEnumerable<string> EdgesFrom(string from) => _edges.TryGetValue(from, out var to) ? to.Keys : [];
+
+    /// <summary>The namespaces of the given assemblies and their dependencies among themselves (not on anything else).</summary>
+    public static NamespaceGraph Read(IEnumerable<string> assemblies)
+    {
+        var loader = new ArchLoader();
+        foreach (var path in assemblies)
+        {
+            loader = loader.LoadFilteredDirectory(Path.GetDirectoryName(path)!, Path.GetFileName(path), SearchOption.TopDirectoryOnly);
+        }
+        var architecture = loader.Build();
+        var graph = new NamespaceGraph();
+        var ours = architecture.Types.Select(NamespaceOf).ToHashSet(StringComparer.Ordinal);
+        foreach (var type in architecture.Types)
+        {
+            var from = NamespaceOf(type);
+            graph.Node(from);
+            foreach (var dependency in type.Dependencies)
+            {
+                var to = NamespaceOf(dependency.Target);
+                if (to != from && ours.Contains(to) && architecture.Types.Contains(dependency.Target))
+                {
+                    graph.Add(from, to, $"{type.Name} uses {dependency.Target.Name}");
+                }
+            }
+        }
+        return graph;
+    }
+
+    // A top-level Program is in the global namespace, which ArchUnitNET gives no Namespace.
+    private static string NamespaceOf(ArchUnitNET.Domain.IType type) => type.Namespace?.FullName is { Length: > 0 } name ? name : "(global)";
+
+    private SortedDictionary<string, string> Node(string name)
+    {
+        if (!_edges.TryGetValue(name, out var to))
+        {
+            _edges[name] = to = new SortedDictionary<string, string>(StringComparer.Ordinal);
+        }
+        return to;
+    }
+
+    /// <summary>An edge; the first example given for it is the one printed.</summary>
+    public void Add(string from, string to, string example)
+    {
+        Node(to);
+        Node(from).TryAdd(to, example);
+    }
+
+    /// <summary>
+    /// One cycle per strongly connected component of more than one namespace (Tarjan), as the namespaces along it,
+    /// starting at the component's first name in ordinal order.
+    /// </summary>
+    public List<List<string>> Cycles()
+    {
+        var index = new Dictionary<string, int>();
+        var low = new Dictionary<string, int>();
+        var stack = new Stack<string>();
+        var onStack = new HashSet<string>();
+        var components = new List<List<string>>();
+        foreach (var node in _edges.Keys)
+        {
+            if (!index.ContainsKey(node))
+            {
+                Connect(node);
+            }
+        }
+        return [.. components.Where(c => c.Count > 1).Select(c => PathWithin(c.Order(StringComparer.Ordinal).ToHashSet()))];
+
+        void Connect(string node)
+        {
+            index[node] = low[node] = index.Count;
+            stack.Push(node);
+            onStack.Add(node);
+            foreach (var next in _edges[node].Keys)
+            {
+                if (!index.ContainsKey(next))
+                {
+                    Connect(next);
+                    low[node] = Math.Min(low[node], low[next]);
+                }
+                else if (onStack.Contains(next))
+                {
+                    low[node] = Math.Min(low[node], index[next]);
+                }
+            }
+            if (low[node] == index[node])
+            {
+                var component = new List<string>();
+                string member;
+                do
+                {
+                    member = stack.Pop();
+                    onStack.Remove(member);
+                    component.Add(member);
+                }
+                while (member != node);
+                components.Add(component);
+            }
+        }
+    }
+
+    /// <summary>A shortest cycle through the component's first namespace (breadth-first within the component).</summary>
+    private List<string> PathWithin(HashSet<string> component)
+    {
+        var start = component.First();
+        var previous = new Dictionary<string, string>();
+        var queue = new Queue<string>([start]);
+        while (queue.Count > 0)
+        {
+            var node = queue.Dequeue();
+            foreach (var next in _edges[node].Keys.Where(component.Contains))
+            {
+                if (next == start)
+                {
+                    var path = new List<string> { node };
+                    while (path[0] != start)
+                    {
+                        path.Insert(0, previous[path[0]]);
+                    }
+                    return path;
+                }
+                if (previous.TryAdd(next, node))
+                {
+                    queue.Enqueue(next);
+                }
+            }
+        }
+        throw new InvalidOperationException($"no cycle through {start}");
+    }
+
+    /// <summary>"A -> B (why) -> C (why) -> A (why)".</summary>
+    public string Describe(List<string> cycle)
+    {
+        var text = new System.Text.StringBuilder(cycle[0]);
+        for (var i = 0; i < cycle.Count; i++)
+        {
+            var from = cycle[i];
+            var to = cycle[(i + 1) % cycle.Count];
+            text.Append($" -> {to} ({_edges[from][to]})");
+        }
+        return text.ToString();
+    }
+}
