@@ -22,9 +22,9 @@ internal enum HostCheck : byte
 
 /// <summary>
 /// Host syntax as the proxy accepts it: an IPv6 literal, or a DNS-style name (labels of letters, digits, "-" and "_",
-/// separated by single dots, a trailing dot allowed; an IPv4 address is such a name), then an optional port of at most
-/// 65535. RFC 3986 §3.2.2 asks URI producers for DNS-style names; the rest of reg-name is still told apart from
-/// invalid bytes so the reason is exact.
+/// each opening with a letter or digit, separated by single dots, a trailing dot allowed; an IPv4 address is such a
+/// name), then an optional port of at most 65535. RFC 3986 §3.2.2 asks URI producers for DNS-style names; the rest of
+/// reg-name is still told apart from invalid bytes so the reason is exact.
 /// </summary>
 internal static class HostSyntax
 {
@@ -79,6 +79,9 @@ internal static class HostSyntax
             var b = name[i];
             if (char.IsAsciiLetterOrDigit((char)b) || b is (byte)'-' or (byte)'_')
             {
+                // A label opening with "-" or "_" is a valid reg-name but no DNS label (RFC 1123 §2.1), and
+                // HttpRequestMessage refuses some such names ("1.-b", "1._b"): not forwardable, like the rest below.
+                result = labelLength == 0 && !char.IsAsciiLetterOrDigit((char)b) ? HostCheck.NotForwardable : result;
                 labelLength++;
             }
             else if (b == '.')
