@@ -18,7 +18,7 @@ for dir in "$FUZZ_DIR/corpus/$target" "$ARTIFACTS/campaign/$target/default/queue
   [ -d "$dir" ] && find "$dir" -maxdepth 1 -type f -size -"$((max_bytes + 1))"c -exec cp {} "$pool/" \;
 done
 nice -n 19 afl-cmin -i "$pool" -o "$ARTIFACTS/cmin/$target-out" -t "$AFL_TIMEOUT_MS" -m none \
-  -- dotnet "$INSTRUMENTED/LLRP.Fuzz.dll" "$target" > "$ARTIFACTS/cmin-$target.log" 2>&1 || {
+  -- "$(command -v dotnet)" "$INSTRUMENTED/LLRP.Fuzz.dll" "$target" > "$ARTIFACTS/cmin-$target.log" 2>&1 || {
   tail -20 "$ARTIFACTS/cmin-$target.log" >&2
   exit 1
 }
@@ -28,4 +28,4 @@ mkdir -p "$FUZZ_DIR/corpus/$target"
 for file in "$ARTIFACTS/cmin/$target-out"/*; do
   cp "$file" "$FUZZ_DIR/corpus/$target/$(sha1sum "$file" | cut -c1-16)"
 done
-echo "$target: $(ls "$FUZZ_DIR/corpus/$target" | wc -l) inputs, $(du -sk "$FUZZ_DIR/corpus/$target" | cut -f1) KiB"
+echo "$target: $(ls "$FUZZ_DIR/corpus/$target" | wc -l) inputs, $(cat "$FUZZ_DIR/corpus/$target"/* | wc -c) bytes"

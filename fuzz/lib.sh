@@ -75,7 +75,7 @@ run_afl() {
   rm -rf "$output"
   mkdir -p "$(dirname "$output")"
   nice -n 19 afl-fuzz -i "$input" -o "$output" -V "$seconds" -t "$AFL_TIMEOUT_MS" -m none -x "$(dict_of "$target")" "$@" \
-    -- dotnet "$INSTRUMENTED/LLRP.Fuzz.dll" "$target"
+    -- "$(command -v dotnet)" "$INSTRUMENTED/LLRP.Fuzz.dll" "$target"
 }
 
 # stat OUTPUT_DIR NAME: one figure of afl-fuzz's fuzzer_stats.

@@ -130,7 +130,9 @@ internal static class ResponseTarget
             {
                 Finding.Check(body.Length == 0, "A response without a body gave body bytes.");
             }
-            text.Append(Convert.ToHexString(body.ToArray())).Append($" reusable {connection.IsReusable}");
+            // Whether the connection stays reusable is left out: bytes after the response make it not reusable only
+            // once they have arrived (whole, they have; in pieces, the idle check finds them before the next request).
+            text.Append(Convert.ToHexString(body.ToArray()));
         }
         catch (LLHttpException e)
         {
