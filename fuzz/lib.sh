@@ -62,8 +62,6 @@ afl_environment() {
   export AFL_NO_UI=1
   # A shared machine: do not pin a core another process may need.
   export AFL_NO_AFFINITY=1
-  # Each run starts from its input directory; an old output directory is replaced, not resumed.
-  export AFL_AUTORESUME=0
   # The runtime's own crash dumps (createdump) would make every crash take seconds.
   export DOTNET_DbgEnableMiniDump=0
 }
@@ -72,6 +70,7 @@ afl_environment() {
 run_afl() {
   local target=$1 seconds=$2 input=$3 output=$4
   shift 4
+  # Each run starts from its input directory: an old output directory is replaced, never resumed.
   rm -rf "$output"
   mkdir -p "$(dirname "$output")"
   nice -n 19 afl-fuzz -i "$input" -o "$output" -V "$seconds" -t "$AFL_TIMEOUT_MS" -m none -x "$(dict_of "$target")" "$@" \

@@ -17,7 +17,7 @@ internal static class HostTarget
         var text = Encoding.Latin1.GetString(input);
         if (check == HostCheck.Forwardable)
         {
-            Finding.Check(IsForwardable(text), $"HostSyntax forwards '{text}', which is no DNS name or IPv6 literal with a port up to 65535.");
+            Finding.Check(IsForwardable(text, dnsLabels: false), $"HostSyntax forwards '{text}', which is no DNS-style name or IPv6 literal with a port up to 65535.");
             using var request = new HttpRequestMessage();
             try
             {
@@ -31,13 +31,14 @@ internal static class HostTarget
         }
         else
         {
-            Finding.Check(!IsForwardable(text), $"HostSyntax refuses '{text}' ({check}), a DNS name or IPv6 literal with a valid port.");
+            Finding.Check(!IsForwardable(text, dnsLabels: true), $"HostSyntax refuses '{text}' ({check}), a DNS name or IPv6 literal with a valid port.");
         }
     }
 
-    // Independent of HostSyntax: host = "[" IPv6 "]" / DNS-style name (labels of letters, digits, "-" and "_" opening
-    // with a letter or digit); then optionally ":" *DIGIT up to 65535.
-    private static bool IsForwardable(string authority)
+    // Independent of HostSyntax: host = "[" IPv6 "]" / DNS-style name (labels of letters, digits, "-" and "_"; with
+    // dnsLabels, a DNS name HostSyntax must always forward: each label opening with a letter or digit and at most 63
+    // long, the name at most 253); then optionally ":" *DIGIT up to 65535.
+    private static bool IsForwardable(string authority, bool dnsLabels)
     {
         string host, port;
         if (authority.StartsWith('['))
@@ -63,7 +64,7 @@ internal static class HostTarget
             host = colon < 0 ? authority : authority[..colon];
             port = colon < 0 ? "" : authority[colon..];
             var labels = host.EndsWith('.') ? host[..^1].Split('.') : host.Split('.');
-            if (host.Length == 0 || labels.Any(l => l.Length == 0 || !char.IsAsciiLetterOrDigit(l[0]) || !l.All(c => char.IsAsciiLetterOrDigit(c) || c is '-' or '_')))
+            if (host.Length == 0 || (dnsLabels && host.Length > 253) || labels.Any(l => l.Length == 0 || (dnsLabels && (l.Length > 63 || !char.IsAsciiLetterOrDigit(l[0]))) || !l.All(c => char.IsAsciiLetterOrDigit(c) || c is '-' or '_')))
             {
                 return false;
             }
