@@ -143,6 +143,9 @@ public sealed class HeaderFieldTests(DefaultProxies farm) : IClassFixture<Defaul
         // Valid reg-names HttpRequestMessage cannot send: 400 in every variant, never 502 (HostSyntax).
         "GET / HTTP/1.1\r\nHost: a!b\r\n\r\n",
         "GET / HTTP/1.1\r\nHost: a;\r\n\r\n",
+        // Labels opening with "-" or "_" that HttpRequestMessage refuses (found by fuzz/ host target).
+        "GET / HTTP/1.1\r\nHost: 1.-b\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a.b._c:80\r\n\r\n",
     });
 
     [Theory, MemberData(nameof(BadHosts))]

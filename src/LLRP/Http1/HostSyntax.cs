@@ -1,5 +1,6 @@
 using System.Net;
 using System.Net.Sockets;
+using System.Text;
 using LLHttp.Syntax;
 
 namespace LLRP.Http1;
@@ -22,14 +23,18 @@ internal enum HostCheck : byte
 
 /// <summary>
 /// Host syntax as the proxy accepts it: an IPv6 literal, or a DNS-style name (labels of letters, digits, "-" and "_",
-/// separated by single dots, a trailing dot allowed; an IPv4 address is such a name), then an optional port of at most
-/// 65535. RFC 3986 §3.2.2 asks URI producers for DNS-style names; the rest of reg-name is still told apart from
-/// invalid bytes so the reason is exact.
+/// separated by single dots, a trailing dot allowed; an IPv4 address is such a name; a label opening with "-" or "_"
+/// or outgrowing DNS's lengths only where Uri takes the name), then an optional port of at most 65535. RFC 3986 §3.2.2 asks URI producers for DNS-style names; the rest of
+/// reg-name is still told apart from invalid bytes so the reason is exact.
 /// </summary>
 internal static class HostSyntax
 {
     // "[" IPv6address "]": the longest IPv6 text is 45 characters (an IPv4-mapped form with every group written out).
     private const int MaxIPv6Length = 45;
+
+    // RFC 1035 §2.3.4: a label is at most 63 octets; a name in text at most 253 characters (255 octets on the wire).
+    private const int MaxDnsLabelLength = 63;
+    private const int MaxDnsNameLength = 253;
 
     public static HostCheck Check(ReadOnlySpan<byte> authority)
     {
@@ -74,11 +79,13 @@ internal static class HostSyntax
         }
         var result = HostCheck.Forwardable;
         var labelLength = 0;
+        var nonDnsLabel = false;
         for (var i = 0; i < name.Length; i++)
         {
             var b = name[i];
             if (char.IsAsciiLetterOrDigit((char)b) || b is (byte)'-' or (byte)'_')
             {
+                nonDnsLabel |= (labelLength == 0 && !char.IsAsciiLetterOrDigit((char)b)) || labelLength == MaxDnsLabelLength;
                 labelLength++;
             }
             else if (b == '.')
@@ -107,6 +114,15 @@ internal static class HostSyntax
             {
                 return HostCheck.Invalid;
             }
+        }
+        // A label opening with "-" or "_" or longer than 63 characters, or a name longer than 253, is no DNS name
+        // (RFC 1123 §2.1, RFC 1035 §2.3.4): Uri, which HttpRequestMessage's Host goes through, then reads the name by
+        // other rules and refuses some ("1.-b", "a.b._c", 68 digits) but not others ("-", "a.-b"). Its own answer
+        // decides; only such rare names pay for the string.
+        if (result == HostCheck.Forwardable && (nonDnsLabel || name.Length > MaxDnsNameLength) &&
+            !Uri.TryCreate($"http://{Encoding.ASCII.GetString(name)}/", UriKind.Absolute, out _))
+        {
+            return HostCheck.NotForwardable;
         }
         return result;
     }
