@@ -30,7 +30,7 @@
 # chunked body, so --body-framing chunked is refused (the wrk job sends it).
 # Environment: H2LOAD (default: h2load on PATH); WRK_JOB_HOOK, as for wrk-job.sh: called with measure-start and
 # measure-end around the measured run (run-local.sh samples the processes there).
-# Bounds: at most MAX_DURATION_S measured and as much warm-up; h2load is stopped 30 s after its -D should have ended.
+# Bounds: at most MAX_DURATION_S (3600 s) measured and as much warm-up; h2load is stopped 30 s after its -D should have ended.
 # Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad responses + errors than --max-errors
 # (statistics printed first); or h2load's own exit code.
 set -euo pipefail

@@ -9,8 +9,9 @@
 #        crank/run-local.sh fixed-rate ...   (the same)
 #   --max-rps N      the maximum the shares are taken of, in requests/s
 #   --max-from DIR   take it from closed-loop runs: a run-local.sh results folder (or a sweep point's round folder)
-#                    with nginx and/or haproxy runs; the maximum is the higher of their median http/rps/mean there,
-#                    "the best peer's measured maximum". Measure it at the same connections, sizes, headers, proxy
+#                    with nginx and/or haproxy closed-loop (wrk) runs; the maximum is the higher of their median
+#                    http/rps/mean there, "the best peer's measured maximum" (fixed-rate runs there are left out:
+#                    they answer what they were offered). Measure it at the same connections, sizes, headers, proxy
 #                    threads and pinning as the fixed-rate runs.
 #   --percents LIST  comma-separated shares in percent (default 25,50,75,90), run from the lowest up
 #   --out DIR        results (default artifacts/crank/fixedrate-<date>-<time>): DIR/p<percent>/ is one run-local.sh
@@ -58,12 +59,13 @@ if [ -n "$max_from" ]; then
   # The median http/rps/mean of each peer's runs under the folder; the higher of the two.
   read -r max_rps source_text < <(find "$max_from" -name '*.r*.json' \( -name 'nginx.r*' -o -name 'haproxy.r*' \) -print0 \
     | xargs -0 -r jq -c '{scenario: (.jobResults.properties.scenario // (input_filename | split("/") | last | split(".r") | first)),
-                         rps: .jobResults.jobs.load.results["http/rps/mean"], ok: (.returnCode == 0)}' \
+                         rps: .jobResults.jobs.load.results["http/rps/mean"], ok: (.returnCode == 0),
+                         open: (.jobResults.jobs.load.results["fixedrate/rate"] != null)}' \
     | jq -r -s --arg dir "$max_from" '
-        [.[] | select(.ok and .rps != null)] | group_by(.scenario)
+        [.[] | select(.ok and .rps != null and (.open | not))] | group_by(.scenario)
         | map({scenario: .[0].scenario, n: length, median: ([.[].rps] | sort | if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end)})
         | max_by(.median) // empty
-        | "\(.median | floor) the median of \(.n) \(.scenario) run(s) in \($dir)"')
+        | "\(.median | floor) the median of \(.n) \(.scenario) run(s) in \($dir)"') || true
   [ -n "$max_rps" ] && [ "$max_rps" -ge 1 ] || { echo "fixedrate: no successful nginx or haproxy run with http/rps/mean under $max_from" >&2; exit 1; }
 fi
 
