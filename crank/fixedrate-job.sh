@@ -12,7 +12,8 @@
 # "Fixed rate", has the experiment). This job re-times them from the per-request log: the connections start together
 # and tick together, so the k-th request sent (in order of sending) was due at the k-th due time,
 #   due(k) = first send + floor(k / CONNECTIONS) * CONNECTIONS / RATE,
-# and its latency is its end minus due(k). Requests that were due in the window but had no answer when it ended
+# and its latency is its end minus due(k), or h2load's own time when that is longer (h2load counts the requests due
+# with round(), so a late timer tick may send one up to half an interval early). Requests that were due in the window but had no answer when it ended
 # (never sent, or still out) count with the time from their due time to the window's end, a lower bound, so an
 # overloaded server's tail is not cut off. h2load's own figures stay beside them (fixedrate/uncorrected/...).
 #
@@ -64,7 +65,10 @@ analyse() {
       if (first == "") first = $1
       due = first + int(k / c) * c / rate * 1e6
       k++
-      print ($1 + $3 - due) / 1000
+      # Never less than the time h2load measured: it counts the requests due with round(), so a late timer tick can send one
+      # up to half an interval early, and such a request was not held back.
+      late = $1 + $3 - due
+      print (late > $3 ? late : $3) / 1000
     }
     END {
       if (first == "") exit 0
