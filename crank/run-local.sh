@@ -269,6 +269,8 @@ agent_pid=""
 . "$CRANK_DIR/lib-process.sh"
 # shellcheck source=crank/lib-rounds.sh
 . "$CRANK_DIR/lib-rounds.sh"
+# shellcheck source=crank/lib-statistics.sh
+. "$CRANK_DIR/lib-statistics.sh"
 trap stop_started_groups EXIT
 [ "$own_sessions" = 0 ] || START_OWN_SESSION=1
 trap 'warn "interrupted"; exit 130' INT
@@ -539,8 +541,8 @@ ticks_per_s="$(getconf CLK_TCK)"
 # last second (its own jit/interior-share, %; empty for a process that reports none; src/Shared/SampleWindow.cs says
 # why those two seconds are left out): a .NET process is steady only when that is at most $steady_jit_share %.
 proc_block() {
-  local role="$1" samples="$2" requests="$3" jit="${4:-}"
-  awk -v CONVFMT=%.10g -v role="$role" -v tck="$ticks_per_s" -v req="$requests" -v ncpu="$nproc_n" -v tol="$steady_tolerance" \
+  local role="$1" samples="$2" requests="$3" jit="${4:-}" rows
+  rows="$(awk -v CONVFMT=%.10g -v role="$role" -v tck="$ticks_per_s" -v req="$requests" -v ncpu="$nproc_n" -v tol="$steady_tolerance" \
       -v jit="$jit" -v jitmax="$steady_jit_share" '
     $2 == role && NF >= 11 && ($1 == "measure-start" || $1 == "tick" || $1 == "measure-end") {
       if ($1 == "measure-start") { n = 0 }
@@ -601,14 +603,11 @@ proc_block() {
         }
         m[++k] = "steady/ok|Max|Min|Steady|1 when the halves agree and, for a .NET process, its JIT was quiet in the window, else 0|n0|" steady
       }
-      meta = ""; meas = ""
-      for (i = 1; i <= k; i++) {
-        split(m[i], f, "|")
-        meta = meta (i > 1 ? "," : "") sprintf("{\"Source\":\"run-local\",\"Name\":\"%s\",\"Aggregate\":\"%s\",\"Reduce\":\"%s\",\"ShortDescription\":\"%s\",\"LongDescription\":\"%s\",\"Format\":\"%s\"}", f[1], f[2], f[3], f[4], f[5], f[6])
-        meas = meas (i > 1 ? "," : "") sprintf("{\"Timestamp\":\"%s\",\"Name\":\"%s\",\"Value\":%.10g}", ts, f[1], f[7])
-      }
-      print "{\"Metadata\":[" meta "],\"Measurements\":[" meas "]}"
-    }' ts="$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$samples"
+      # One tab-separated line per measurement: statistics_block (crank/lib-statistics.sh) writes the JSON.
+      for (i = 1; i <= k; i++) { gsub(/\|/, "\t", m[i]); print m[i] }
+    }' "$samples")"
+  # No window sampled: no block, as before any figure existed. The block's JSON line alone goes into the job's blocks.
+  [ -z "$rows" ] || printf '%s\n' "$rows" | statistics_block run-local | sed -n 2p
 }
 
 # job_json ROLE LOG SAMPLES REQUESTS VARS_JSON OUT: crank JobResult for one service.
