@@ -29,6 +29,10 @@
 #   --pin                pass --pin to run-local.sh (wrk on CPU 0, proxy + origin on CPU 1)
 #   --pin-proxy          pass --pin-proxy to run-local.sh (the proxy alone on CPU 1, wrk + origin on CPU 0)
 #   --origin O           pass --origin O to run-local.sh: downstream (default, the Downstream app) or nginx
+#   --proxy-threads N    pass --proxy-threads N to run-local.sh: every proxy's threads or processes (default 1; run
+#                        the sweep once per count, each with its own --out)
+#   --headers H / --request-body-size N / --request-body-framing F   pass the request matrix to run-local.sh
+#                        (crank/README.md, "The matrix"): every point of the sweep sends that request
 #   --ports P,Q          proxy and origin ports (default 18080,18081, away from crank/smoke.sh's 8080/8081;
 #                        when either is in use, the next free pair P+10,Q+10 ...)
 #   --out DIR            results directory (default analysis/results/<date>-<nproc>cpu-<cpu model>;
@@ -49,7 +53,7 @@ RUN_LOCAL="$ROOT/crank/run-local.sh"
 SWEEP_COMMAND="analysis/sweep.sh$(printf ' %q' "$@")"
 
 quick=0 budget_min="" rounds="" conns="" sizes="" base_c=64 pgo_conns="" fixed_d="" fixed_w="" pgo="" pin="" origin=""
-warmup_max="" steady_retries=""
+warmup_max="" steady_retries="" matrix_args=()
 proxy_port=18080 origin_port=18081 out="" dry=0 report=1 install=1 fallback=0
 scenarios=()
 # Seconds a run costs beyond warm-up + measured time (start origin and proxy, readiness, stop, JSON), and a
@@ -84,6 +88,8 @@ while [ $# -gt 0 ]; do
     --no-pgo) pgo=0; shift ;;
     --pin|--pin-proxy) [ -z "$pin" ] || [ "$pin" = "$1" ] || die "--pin and --pin-proxy exclude each other"; pin="$1"; shift ;;
     --origin) case "${2:-}" in downstream|nginx) origin="$2" ;; *) die "--origin must be downstream or nginx, not '${2:-}'" ;; esac; shift 2 ;;
+    --proxy-threads|--request-body-size) need_int "$1" "${2:-}"; matrix_args+=("$1" "$2"); shift 2 ;;
+    --headers|--request-body-framing) [ -n "${2:-}" ] || die "$1 needs a value"; matrix_args+=("$1" "$2"); shift 2 ;;
     --ports) [[ "${2:-}" =~ ^[0-9]+,[0-9]+$ ]] || die "--ports needs P,Q"; proxy_port="${2%,*}"; origin_port="${2#*,}"; shift 2 ;;
     --out) out="${2:?--out needs a directory}"; shift 2 ;;
     --dry-run) dry=1; shift ;;
@@ -326,6 +332,7 @@ for ((r = 1; r <= rounds; r++)); do
     [ -z "$profile" ] || args+=("--$profile")
     [ -z "$pin" ] || args+=("$pin")
     [ -z "$origin" ] || args+=(--origin "$origin")
+    args+=("${matrix_args[@]}")
     [ "$install" = 1 ] || args+=(--no-install)
     [ "$fallback" = 0 ] || args+=(--fallback)
     cmd="crank/run-local.sh$(printf ' %q' "${args[@]}" "${ss[@]}")"

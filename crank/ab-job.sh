@@ -20,6 +20,8 @@
 # "measure-start" / "measure-end" around the measured run (crank/comparisons.sh samples the processes with it).
 # Exit code: ab's own, 2 bad usage, 3 the report cannot be parsed, 4 failed + non-2xx requests exceed --max-errors.
 set -euo pipefail
+# shellcheck source=lib-statistics.sh disable=SC1091
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib-statistics.sh"
 
 # Prints crank's statistics block for the ab report in $1; fails when the report lacks its summary lines.
 # Lines used (ab 2.3):
@@ -32,7 +34,8 @@ set -euo pipefail
 #     95%     31                           (percentage table, ms)
 #    100%     45 (longest request)
 parse_report() {
-  awk -v ts="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" -v CONVFMT=%.10g '
+  local rows
+  rows="$(awk -v CONVFMT=%.10g '
     $1 == "Complete" && $2 == "requests:" { complete = $3 + 0; seen_complete = 1 }
     $1 == "Failed" && $2 == "requests:" { failed = $3 + 0 }
     $1 == "Non-2xx" && $2 == "responses:" { non2xx = $3 + 0 }
@@ -56,16 +59,10 @@ parse_report() {
       if (p95 != "") m[++n] = "ab/latency/95;http/latency/95|Max|Max|Latency 95th (ms)|Latency 95th (ms)|n0|" p95
       if (p99 != "") m[++n] = "ab/latency/99;http/latency/99|Max|Max|Latency 99th (ms)|Latency 99th (ms)|n0|" p99
       if (pmax != "") m[++n] = "ab/latency/max;http/latency/max|Max|Max|Max latency (ms)|Longest request (ms)|n0|" pmax
-      meta = ""; meas = ""
-      for (i = 1; i <= n; i++) {
-        split(m[i], f, "|")
-        meta = meta (i > 1 ? "," : "") sprintf("{\"Source\":\"ab\",\"Name\":\"%s\",\"Aggregate\":\"%s\",\"Reduce\":\"%s\",\"ShortDescription\":\"%s\",\"LongDescription\":\"%s\",\"Format\":\"%s\"}", f[1], f[2], f[3], f[4], f[5], f[6])
-        meas = meas (i > 1 ? "," : "") sprintf("{\"Timestamp\":\"%s\",\"Name\":\"%s\",\"Value\":%.10g}", ts, f[1], f[7])
-      }
-      print "#StartJobStatistics"
-      print "{\"Metadata\":[" meta "],\"Measurements\":[" meas "]}"
-      print "#EndJobStatistics"
-    }' "$1"
+      # One tab-separated line per measurement for statistics_block (lib-statistics.sh), which writes the JSON.
+      for (i = 1; i <= n; i++) { gsub(/\|/, "\t", m[i]); print m[i] }
+    }' "$1")" || return 1
+  printf '%s\n' "$rows" | statistics_block ab
 }
 
 die() { echo "ab-job: $*" >&2; exit 2; }

@@ -26,6 +26,9 @@
 #   --ab-clients N  ab: concurrent clients (default 200)   --ab-path P  ab: the page (default /?s=26624)
 #   --ramp-start R --ramp-step R --ramp-steps N --ramp-connections C   ramp (defaults 4000, 4000, 8, 100: 4k to 32k
 #                   req/s; ramp-job.sh says where the range comes from)
+#   --proxy-threads N  every proxy's threads or processes (benchmarks.yml's "threads", default 1: crank/README.md,
+#                   "Equal threads"): nginx worker_processes, HAProxy nbthread, LLRP --engineThreads, YARP's
+#                   DOTNET_PROCESSOR_COUNT
 #   --proxy-port P / --downstream-port P   the proxy's port and the first replica's (replica i: P + i - 1);
 #                   defaults 8080 / 8081 (then run under flock /tmp/llrp-ports.lock)
 #   --json-dir DIR  where results go (default artifacts/crank/<date>-<time>-<comparison>)
@@ -67,6 +70,8 @@ what="$1"; shift
 rounds=1 warmup=20 duration="" proxies_opt="" policies_opt="" replicas_opt=1,2,3,5 connections_opt=""
 scaling_connections=200 ab_clients=200 ab_path='/?s=26624' ramp_start=4000 ramp_step=4000 ramp_steps=8 ramp_connections=100
 proxy_port=8080 downstream_port=8081 json_dir="" use_crank=1 install=1 report=1
+# The same count for every proxy; 1 as run-local.sh's default (benchmarks.yml's "threads" says why).
+proxy_threads=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) need_int "$1" "${2:-}"; rounds="$2"; shift 2 ;;
@@ -83,6 +88,7 @@ while [ $# -gt 0 ]; do
     --ramp-step) need_int "$1" "${2:-}"; ramp_step="$2"; shift 2 ;;
     --ramp-steps) need_int "$1" "${2:-}"; ramp_steps="$2"; shift 2 ;;
     --ramp-connections) need_int "$1" "${2:-}"; ramp_connections="$2"; shift 2 ;;
+    --proxy-threads) need_int "$1" "${2:-}"; proxy_threads="$2"; shift 2 ;;
     --proxy-port) need_int "$1" "${2:-}"; proxy_port="$2"; shift 2 ;;
     --downstream-port) need_int "$1" "${2:-}"; downstream_port="$2"; shift 2 ;;
     --json-dir) [ -n "${2:-}" ] || bad_usage "--json-dir needs a value"; json_dir="$2"; shift 2 ;;
@@ -247,22 +253,22 @@ run_one() {
     direct) target_port="$downstream_port" ;;
     llrp-llhttp)
       app_dir="$(dirname "$("$CRANK_DIR/publish.sh" --exe llrp)")"
-      app_cmd=("$app_dir/LLRP" --urls "http://127.0.0.1:$proxy_port" --downstream "$urls" --client llhttp)
+      app_cmd=("$app_dir/LLRP" --urls "http://127.0.0.1:$proxy_port" --downstream "$urls" --client llhttp --engineThreads "$proxy_threads")
       # ConnectionRoundRobin is LLRP's default: a build without the option runs it too.
       [ "$policy" = - ] || [ "$policy" = ConnectionRoundRobin ] || app_cmd+=(--loadBalancing "$policy")
       ready="Application started." ;;
     yarp)
       app_dir="$(dirname "$("$CRANK_DIR/publish.sh" --exe yarp)")"
-      app_cmd=("$app_dir/YarpProxy" --urls "http://127.0.0.1:$proxy_port" --downstream "$urls")
+      app_cmd=(env "DOTNET_PROCESSOR_COUNT=$proxy_threads" "$app_dir/YarpProxy" --urls "http://127.0.0.1:$proxy_port" --downstream "$urls")
       [ "$policy" = - ] || [ -z "$policy" ] || app_cmd+=(--loadBalancing "$policy")
       ready="Application started." ;;
     nginx|nginx-default)
       mkdir -p "$logs/$tag.nginx"
       app_cmd=(env LISTEN_ADDRESS=127.0.0.1 "LISTEN_PORT=$proxy_port" "DOWNSTREAMS=${list[*]}" "JOB_WORK_DIR=$logs/$tag.nginx"
-               "NGINX_CONFIG=$([ "$proxy" = nginx ] && echo nginx.conf || echo nginx-default.conf)" "$CRANK_DIR/nginx-job.sh")
+               "NGINX_CONFIG=$([ "$proxy" = nginx ] && echo nginx.conf || echo nginx-default.conf)" "NGINX_WORKERS=$proxy_threads" "$CRANK_DIR/nginx-job.sh")
       ready="nginx-job: ready" ;;
     haproxy)
-      app_cmd=(env LISTEN_ADDRESS=127.0.0.1 "LISTEN_PORT=$proxy_port" "DOWNSTREAMS=${list[*]}" HAPROXY_THREADS=1 "$CRANK_DIR/haproxy-job.sh")
+      app_cmd=(env LISTEN_ADDRESS=127.0.0.1 "LISTEN_PORT=$proxy_port" "DOWNSTREAMS=${list[*]}" "HAPROXY_THREADS=$proxy_threads" "$CRANK_DIR/haproxy-job.sh")
       ready="haproxy-job: ready" ;;
   esac
   if [ "$proxy" != direct ]; then
@@ -352,7 +358,8 @@ run_crank() {
   esac
   args+=(--config "$ROOT/benchmarks.yml" --scenario "$scenario" --profile local --json "$json_dir/$tag.crank.json"
     --variable "connections=$conns" --variable "warmup=$warmup" --variable "duration=$duration"
-    --variable "serverPort=$proxy_port" --variable "downstreamPort=$downstream_port" --variable "downstreams=$replicas")
+    --variable "serverPort=$proxy_port" --variable "downstreamPort=$downstream_port" --variable "downstreams=$replicas"
+    --variable "threads=$proxy_threads")
   [ "$policy" = - ] || args+=(--variable "loadBalancing=$policy")
   [ "$comparison" != ab ] || args+=(--variable "abPath=$ab_path")
   [ "$comparison" != ramp ] || args+=(--variable "rampStart=$ramp_start" --variable "rampStep=$ramp_step" --variable "rampSteps=$ramp_steps")

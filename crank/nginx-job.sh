@@ -13,10 +13,14 @@
 #   DOWNSTREAM_ADDRESS (127.0.0.1)  DOWNSTREAM_PORT (8081)
 #   DOWNSTREAMS    several replicas instead, "ADDRESS:PORT ADDRESS:PORT ...": one "server" line each in the upstream
 #                  block, which nginx balances round-robin (its default); the scaling comparison sets it
+#   NGINX_WORKERS  worker_processes (default 1: benchmarks.yml's "threads"). With more than one, nginx needs its master
+#                  process to run the workers, so the config gets "master_process on" and the agent then tracks the
+#                  master; run-local.sh's /proc samples count the whole process group (crank/README.md, "Equal threads")
 #   NGINX_CONFIG   template in crank/nginx/ (default nginx.conf, the tuned proxy; nginx-default.conf: Debian's stock
 #                  proxy settings, no upstream keep-alive; origin.conf: nginx as the origin, DOWNSTREAM_* unused)
-#   ORIGIN_BODY_SIZES  origin.conf only: the body sizes in bytes it serves, as /?s=N (default "0 10 1024 65536":
-#                  the sizes the sweeps use; "/" answers 10 bytes, Downstream's default, from the config)
+#   ORIGIN_BODY_SIZES  origin.conf only: the body sizes in bytes it serves, as /?s=N (default "0 10 100 1024 10240
+#                  65536 102400": the sizes the sweeps and the matrix use; "/" answers 10 bytes, Downstream's default,
+#                  from the config)
 #   JOB_WORK_DIR   folder for the rendered config, pid and temp files, kept (run-local.sh puts it in
 #                  its logs). Default: a new temp folder, removed as soon as nginx exits.
 #   NGINX          nginx binary (default /usr/sbin/nginx)
@@ -27,7 +31,11 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 : "${LISTEN_ADDRESS=127.0.0.1}" "${LISTEN_PORT=8080}"
 : "${DOWNSTREAM_ADDRESS=127.0.0.1}" "${DOWNSTREAM_PORT=8081}"
-: "${NGINX:=/usr/sbin/nginx}" "${READY_TIMEOUT:=30}" "${NGINX_CONFIG:=nginx.conf}"
+: "${NGINX:=/usr/sbin/nginx}" "${READY_TIMEOUT:=30}" "${NGINX_CONFIG:=nginx.conf}" "${NGINX_WORKERS:=1}"
+[[ "$NGINX_WORKERS" =~ ^[1-9][0-9]*$ ]] || { echo "nginx-job: NGINX_WORKERS='$NGINX_WORKERS' is not a whole number >= 1" >&2; exit 2; }
+# One worker runs as the single process (master_process off), so the tracked PID is the one doing the work; more
+# workers need the master to start them.
+master=off; [ "$NGINX_WORKERS" = 1 ] || master=on
 [ -f "$here/nginx/$NGINX_CONFIG" ] || { echo "nginx-job: NGINX_CONFIG=$NGINX_CONFIG is not a file in crank/nginx/" >&2; exit 2; }
 servers="    server $DOWNSTREAM_ADDRESS:$DOWNSTREAM_PORT;"
 if [ -n "${DOWNSTREAMS:-}" ]; then
@@ -57,7 +65,7 @@ if [ -z "${JOB_WORK_DIR:-}" ]; then
 fi
 mkdir -p "$JOB_WORK_DIR"
 if [ "$NGINX_CONFIG" = origin.conf ]; then
-  : "${ORIGIN_BODY_SIZES:=0 10 1024 65536}"
+  : "${ORIGIN_BODY_SIZES:=0 10 100 1024 10240 65536 102400}"
   mkdir -p "$JOB_WORK_DIR/bodies"
   for n in $ORIGIN_BODY_SIZES; do
     [[ "$n" =~ ^[0-9]+$ ]] || { echo "nginx-job: ORIGIN_BODY_SIZES entry '$n' is not a whole number" >&2; exit 2; }
@@ -65,7 +73,7 @@ if [ "$NGINX_CONFIG" = origin.conf ]; then
   done
 fi
 conf="$JOB_WORK_DIR/nginx.conf"
-sed -e "s|@LISTEN_ADDRESS@|$LISTEN_ADDRESS|g" -e "s|@LISTEN_PORT@|$LISTEN_PORT|g" \
+sed -e "s|@LISTEN_ADDRESS@|$LISTEN_ADDRESS|g" -e "s|@WORKERS@|$NGINX_WORKERS|g" -e "s|@MASTER@|$master|g" -e "s|@LISTEN_PORT@|$LISTEN_PORT|g" \
     -e "s|^ *@SERVERS@$|$servers|" -e "s|@WORK_DIR@|$JOB_WORK_DIR|g" "$here/nginx/$NGINX_CONFIG" > "$conf"
 
 # -p: prefix for relative paths; -e: the startup error log before the config's error_log applies.
@@ -76,5 +84,5 @@ sed -e "s|@LISTEN_ADDRESS@|$LISTEN_ADDRESS|g" -e "s|@LISTEN_PORT@|$LISTEN_PORT|g
 announce_when_listening "nginx-job" "$LISTEN_ADDRESS" "$LISTEN_PORT" "$READY_TIMEOUT" &
 
 role="upstream ${DOWNSTREAMS:-$DOWNSTREAM_ADDRESS:$DOWNSTREAM_PORT}"; [ "$NGINX_CONFIG" != origin.conf ] || role="the origin, bodies of $ORIGIN_BODY_SIZES bytes"
-echo "nginx-job: $("$NGINX" -v 2>&1), listening on $LISTEN_ADDRESS:$LISTEN_PORT, $role, config $conf"
+echo "nginx-job: $("$NGINX" -v 2>&1), worker_processes $NGINX_WORKERS, listening on $LISTEN_ADDRESS:$LISTEN_PORT, $role, config $conf"
 exec "$NGINX" -p "$JOB_WORK_DIR/" -c "$conf" -e stderr

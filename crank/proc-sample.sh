@@ -11,6 +11,8 @@
 # received on wrk's keep-alive connections. With a fixed request it grows in proportion to the requests
 # sent, which lets the runner split the window's requests between its two halves; it is 0 once wrk
 # has closed its connections (at measure-end).
+# A process's child processes count with it (CPU ticks, VmRSS, VmHWM, threads): nginx with more than one worker runs
+# them under its master (crank/nginx-job.sh), and the master alone does no forwarding. The other servers have none.
 set -euo pipefail
 phase="${1:?phase}"
 : "${SAMPLE_PIDS:?}" "${SAMPLE_OUT:?}"
@@ -49,7 +51,20 @@ sample() {
         esac
       done < "/proc/$pid/io" 2>/dev/null || true
     fi
-    echo "$phase $name $now ${f[11]} ${f[12]} $rss $hwm $threads $wchar $rchar ${port_bytes:-0}" >> "$SAMPLE_OUT"
+    local utime="${f[11]}" stime="${f[12]}" child cstat ckey cvalue
+    for child in $(cat "/proc/$pid/task/$pid/children" 2>/dev/null || true); do
+      cstat="$(cat "/proc/$child/stat" 2>/dev/null)" || continue
+      read -r -a c <<< "${cstat##*) }"
+      utime=$(( utime + c[11] )) stime=$(( stime + c[12] ))
+      while read -r ckey cvalue _; do
+        case "$ckey" in
+          VmRSS:) rss=$(( rss + cvalue )) ;;
+          VmHWM:) hwm=$(( hwm + cvalue )) ;;
+          Threads:) threads=$(( threads + cvalue )) ;;
+        esac
+      done < "/proc/$child/status" 2>/dev/null || true
+    done
+    echo "$phase $name $now $utime $stime $rss $hwm $threads $wchar $rchar ${port_bytes:-0}" >> "$SAMPLE_OUT"
   done
 }
 

@@ -31,6 +31,8 @@
 # Bounds: at most 30 steps of at most 120 s each, so a ramp always ends within an hour.
 # Exit code: 0, 2 bad usage, 3 an h2load report cannot be parsed, or h2load's own exit code.
 set -euo pipefail
+# shellcheck source=lib-statistics.sh disable=SC1091
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib-statistics.sh"
 
 max_steps=30 max_step_s=120
 
@@ -147,19 +149,13 @@ for ((i = 0; i < steps; i++)); do
 done
 
 # One measurement per step and name, in step order ("All" keeps them as a list); "nan" (no figure) is left out.
-printf '%s\n' "${rows[@]}" | awk -v ts="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" '
+# statistics_block (lib-statistics.sh) writes the JSON from one tab-separated line per measurement.
+printf '%s\n' "${rows[@]}" | awk -v OFS='\t' '
   BEGIN {
     split("ramp/offered ramp/sent ramp/rps ramp/latency/50 ramp/latency/99 ramp/availability _ _ ramp/cpu ramp/memory", names, " ")
     split("Offered rate (req/s)|Sent rate (req/s)|Achieved rate, 2xx (req/s)|Latency 50th (ms)|Latency 99th (ms)|Availability (%)|||Proxy CPU (% of a core)|Proxy memory (MB)", desc, "|")
   }
-  { for (k = 1; k <= 10; k++) if (names[k] != "_" && $k != "nan") meas = meas (meas == "" ? "" : ",") sprintf("{\"Timestamp\":\"%s\",\"Name\":\"%s\",\"Value\":%s}", ts, names[k], $k)
+  { for (k = 1; k <= 10; k++) if (names[k] != "_" && $k != "nan") print names[k], "All", "All", desc[k] ", per step", desc[k] ", one value per step", "n2", $k
     if ($3 > max) max = $3 }
-  END {
-    for (k = 1; k <= 10; k++) if (names[k] != "_")
-      meta = meta (meta == "" ? "" : ",") sprintf("{\"Source\":\"ramp\",\"Name\":\"%s\",\"Aggregate\":\"All\",\"Reduce\":\"All\",\"ShortDescription\":\"%s, per step\",\"LongDescription\":\"%s, one value per step\",\"Format\":\"n2\"}", names[k], desc[k], desc[k])
-    meta = meta ",{\"Source\":\"ramp\",\"Name\":\"ramp/rps/max;http/rps/max\",\"Aggregate\":\"Max\",\"Reduce\":\"Max\",\"ShortDescription\":\"Highest achieved rate (req/s)\",\"LongDescription\":\"Highest achieved rate of 2xx responses over the steps\",\"Format\":\"n0\"}"
-    meas = meas sprintf(",{\"Timestamp\":\"%s\",\"Name\":\"ramp/rps/max;http/rps/max\",\"Value\":%s}", ts, max + 0)
-    print "#StartJobStatistics"
-    print "{\"Metadata\":[" meta "],\"Measurements\":[" meas "]}"
-    print "#EndJobStatistics"
-  }'
+  END { print "ramp/rps/max;http/rps/max", "Max", "Max", "Highest achieved rate (req/s)", "Highest achieved rate of 2xx responses over the steps", "n0", max + 0 }' \
+  | statistics_block ramp

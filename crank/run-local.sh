@@ -4,6 +4,8 @@
 #
 # usage: crank/run-local.sh [options] [SCENARIO...]
 #        crank/run-local.sh scaling|sweep|ab|ramp|comparisons [options]   the published comparisons (crank/comparisons.sh)
+#        crank/run-local.sh fixed-rate (--max-rps N | --max-from DIR) [options]   open-loop latency at 25/50/75/90 % of a
+#                   measured maximum (crank/fixedrate.sh)
 #   SCENARIO        direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext
 #                   llrp-yarp httpclientproxy yarp (default: every one that can run here)
 #   --rounds N      interleaved rounds (default 3): round 1 runs A B C D, round 2 A D C B, round 3 C D A B, ...
@@ -17,9 +19,21 @@
 #                   --warm-jit methods compiled in 3 s), at most S seconds in all; a run that reaches S is
 #                   flagged (default 60; 0 or <= --warmup: fixed warm-up)
 #   --warm-jit N    the JIT is quiet at N methods or fewer in 3 s (default 2)
-#   --connections C wrk connections (default 64: 2-core box, see README)
-#   --threads T     wrk threads (default 1)
+#   --connections C load connections (default 64: 2-core box, see README)
+#   --load-threads T  wrk threads (default 1; benchmarks.yml's loadThreads; "--threads" was this before the proxies
+#                   had a thread count, and is refused so that an old command line cannot change meaning silently)
+#   --proxy-threads N  every proxy's threads or processes (benchmarks.yml's threads; default 1): nginx
+#                   worker_processes, HAProxy nbthread, LLRP --engineThreads, DOTNET_PROCESSOR_COUNT for full YARP
+#                   and HttpClientProxy (crank/README.md, "Equal threads")
 #   --path P        request path, e.g. '/?s=1024' (default /)
+#   --response-size N  the origin's body in bytes: path '/?s=N' (benchmarks.yml's responseSize; not with --path)
+#   --request-body-size N  0 = GET (default); N = POST with an N-byte body (benchmarks.yml's requestBodySize)
+#   --request-body-framing F  content-length (default) or chunked (wrk only)
+#   --headers H     request header preset: plaintext (default), browser, none (crank/lib-headers.sh)
+#   --load L        wrk (default: closed loop, crank/wrk-job.sh) or fixedrate (open loop at --rate requests/s,
+#                   crank/fixedrate-job.sh; fixed warm-up, no adaptive one). crank/fixedrate.sh runs it at 25/50/75/90 %
+#                   of a measured maximum
+#   --rate R        fixedrate: offered requests/s over all connections (benchmarks.yml's rate)
 #   --json-dir DIR  where the JSON files go (default artifacts/crank/<date>-<time>)
 #   --pin           taskset: load generator on CPU 0, proxy and downstream on CPU 1 (fallback only)
 #   --pin-proxy     taskset: the proxy alone on CPU 1, load generator and downstream on CPU 0 (fallback only):
@@ -29,7 +43,7 @@
 #                   origin, crank/nginx/origin.conf; fallback only): an origin that needs about two thirds of
 #                   Downstream's CPU per request, so that with --pin-proxy the proxy, not the origin and wrk, is
 #                   the bottleneck (docs/methodology.md, "The origin"); it answers GET / and /?s=N for N in
-#                   0 10 1024 65536
+#                   0 10 100 1024 10240 65536 102400 (GET and HEAD only)
 #   --own-sessions  start each job in a session (and scheduler autogroup) of its own, as run-local.sh did until
 #                   2026-11-26 (fallback only; the default is one session, as crank's agent: docs/methodology.md)
 #   --pgo | --nopgo run the proxy (application) with the "pgo" / "nopgo" environment (benchmarks.yml profiles)
@@ -60,13 +74,18 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CRANK_DIR="$ROOT/crank"
 # The published comparisons run several replicas and their own load jobs: crank/comparisons.sh drives them.
 case "${1:-}" in scaling|sweep|ab|ramp|comparisons) exec "$CRANK_DIR/comparisons.sh" "$@" ;; esac
+# Open-loop latency at shares of a measured maximum: crank/fixedrate.sh calls this script once per share.
+if [ "${1:-}" = fixed-rate ]; then shift; exec "$CRANK_DIR/fixedrate.sh" "$@"; fi
 ALL_SCENARIOS=(direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext llrp-yarp httpclientproxy yarp)
 COMMAND_LINE="crank/run-local.sh$(printf ' %q' "$@")"
 
 # Warm-up: full YARP, the slowest .NET variant to reach tier-1 code, needed ~20 s of load on the shared
 # 2-core box before its CPU us/request stopped falling (docs/methodology.md, "Warm-up"); crank's own
 # default, 15 s, is the floor; the measured duration is crank's default.
-rounds=3 round_offset=0 duration=15 warmup=20 connections=64 threads=1 req_path=/
+rounds=3 round_offset=0 duration=15 warmup=20 connections=64 load_threads=1 req_path=/
+# Every proxy gets the same thread/process count; 1 is what nginx and HAProxy always had here, and on the shared 2-core
+# box (load, proxy and origin together) there is no second core to give any proxy (benchmarks.yml's "threads").
+proxy_threads=1 response_size="" body_size=0 body_framing=content-length headers_preset=plaintext load_kind=wrk rate=""
 json_dir="" pin=none origin=downstream own_sessions=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8081
 ready_timeout=60
 # The steadiness criterion (docs/methodology.md, "The steadiness check"). 15 %: nginx, HAProxy and direct (no
@@ -135,8 +154,22 @@ while [ $# -gt 0 ]; do
     --duration) need_int "$1" "${2:-}"; duration="$2"; shift 2 ;;
     --warmup) need_int "$1" "${2:-}"; warmup="$2"; shift 2 ;;
     --connections) need_int "$1" "${2:-}"; connections="$2"; shift 2 ;;
-    --threads) need_int "$1" "${2:-}"; threads="$2"; shift 2 ;;
+    --threads) bad_usage "--threads is ambiguous now: --load-threads T for wrk's threads, --proxy-threads N for the proxies'" ;;
+    --load-threads) need_int "$1" "${2:-}"; load_threads="$2"; shift 2 ;;
+    --proxy-threads) need_int "$1" "${2:-}"; proxy_threads="$2"; shift 2 ;;
     --path) [ -n "${2:-}" ] || bad_usage "--path needs a value"; req_path="$2"; shift 2 ;;
+    --response-size) need_int "$1" "${2:-}"; response_size="$2"; shift 2 ;;
+    --request-body-size) need_int "$1" "${2:-}"; body_size="$2"; shift 2 ;;
+    --request-body-framing)
+      case "${2:-}" in content-length|chunked) body_framing="$2" ;; *) bad_usage "--request-body-framing must be content-length or chunked, not '${2:-}'" ;; esac
+      shift 2 ;;
+    --headers)
+      case "${2:-}" in plaintext|browser|none) headers_preset="$2" ;; *) bad_usage "--headers must be plaintext, browser or none, not '${2:-}'" ;; esac
+      shift 2 ;;
+    --load)
+      case "${2:-}" in wrk|fixedrate) load_kind="$2" ;; *) bad_usage "--load must be wrk or fixedrate, not '${2:-}'" ;; esac
+      shift 2 ;;
+    --rate) need_int "$1" "${2:-}"; rate="$2"; shift 2 ;;
     --json-dir) [ -n "${2:-}" ] || bad_usage "--json-dir needs a value"; json_dir="$2"; shift 2 ;;
     --steady-tolerance) need_int "$1" "${2:-}"; steady_tolerance="$2"; shift 2 ;;
     --steady-jit-share) need_number "$1" "${2:-}"; steady_jit_share="$2"; shift 2 ;;
@@ -169,11 +202,22 @@ while [ $# -gt 0 ]; do
       scenarios+=("$1"); shift ;;
   esac
 done
-if [ "$rounds" -lt 1 ] || [ "$duration" -lt 1 ] || [ "$connections" -lt 1 ] || [ "$threads" -lt 1 ]; then
-  bad_usage "rounds, duration, connections and threads must be >= 1"
+if [ "$rounds" -lt 1 ] || [ "$duration" -lt 1 ] || [ "$connections" -lt 1 ] || [ "$load_threads" -lt 1 ] || [ "$proxy_threads" -lt 1 ]; then
+  bad_usage "rounds, duration, connections, load threads and proxy threads must be >= 1"
 fi
-[ "$threads" -le "$connections" ] || bad_usage "wrk needs connections >= threads"
+[ "$load_threads" -le "$connections" ] || bad_usage "wrk needs connections >= threads"
 [[ "$req_path" == /* ]] || bad_usage "--path must start with /"
+if [ -n "$response_size" ]; then
+  [ "$req_path" = / ] || bad_usage "--response-size and --path exclude each other (--response-size N is --path '/?s=N')"
+  req_path="/?s=$response_size"
+fi
+[ "$body_size" = 0 ] || [ "$origin" = downstream ] || bad_usage "--request-body-size needs the Downstream origin: --origin nginx answers GET and HEAD only (crank/nginx/origin.conf)"
+if [ "$load_kind" = fixedrate ]; then
+  [ -n "$rate" ] && [ "$rate" -ge 1 ] || bad_usage "--load fixedrate needs --rate R (requests/s, >= 1)"
+  [ "$body_size" = 0 ] || [ "$body_framing" = content-length ] || bad_usage "--load fixedrate sends bodies with Content-Length only (h2load); chunked is wrk's"
+else
+  [ -z "$rate" ] || bad_usage "--rate is for --load fixedrate"
+fi
 explicit_scenarios=0
 if [ "${#scenarios[@]}" -gt 0 ]; then explicit_scenarios=1; else scenarios=("${ALL_SCENARIOS[@]}"); fi
 
@@ -225,6 +269,8 @@ agent_pid=""
 . "$CRANK_DIR/lib-process.sh"
 # shellcheck source=crank/lib-rounds.sh
 . "$CRANK_DIR/lib-rounds.sh"
+# shellcheck source=crank/lib-statistics.sh
+. "$CRANK_DIR/lib-statistics.sh"
 trap stop_started_groups EXIT
 [ "$own_sessions" = 0 ] || START_OWN_SESSION=1
 trap 'warn "interrupted"; exit 130' INT
@@ -239,6 +285,7 @@ done
 missing=()
 command -v jq > /dev/null || missing+=(jq)
 command -v wrk > /dev/null || missing+=(wrk)
+[ "$load_kind" = wrk ] || command -v h2load > /dev/null || missing+=(nghttp2-client)
 command -v perl > /dev/null || missing+=(perl-base)
 [ "$own_sessions" = 0 ] || command -v setsid > /dev/null || missing+=(util-linux)
 [ "$need_nginx" = 0 ] || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
@@ -255,6 +302,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 command -v jq > /dev/null || { echo "run-local: jq is required" >&2; exit 1; }
 command -v wrk > /dev/null || { echo "run-local: wrk is required (apt-get install -y wrk)" >&2; exit 1; }
+[ "$load_kind" = wrk ] || command -v h2load > /dev/null || { echo "run-local: --load fixedrate needs h2load (apt-get install -y nghttp2-client)" >&2; exit 1; }
 [ "$origin" = downstream ] || [ -x /usr/sbin/nginx ] || { echo "run-local: --origin nginx needs nginx (apt-get install -y nginx-light)" >&2; exit 1; }
 if [ -z "${DOTNET_ROOT:-}" ] && command -v dotnet > /dev/null; then
   DOTNET_ROOT="$(dirname "$(readlink -f "$(command -v dotnet)")")"
@@ -369,13 +417,17 @@ jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_di
   --arg dotnet "$dotnet_version" --arg wrk "$wrk_version" --arg nginx "$nginx_version" \
   --arg haproxy "$haproxy_version" --arg command "$COMMAND_LINE" --arg mode "$mode" \
   --argjson rounds "$rounds" --argjson duration "$duration" --argjson warmup "$warmup" \
-  --argjson connections "$connections" --argjson threads "$threads" --arg path "$req_path" \
+  --argjson connections "$connections" --argjson loadThreads "$load_threads" --arg path "$req_path" \
+  --argjson threads "$proxy_threads" --argjson requestBodySize "$body_size" --arg requestBodyFraming "$body_framing" \
+  --arg presetHeaders "$headers_preset" --arg load "$load_kind" --arg rate "$rate" \
   --arg pinning "$(pinning_of short)" --arg origin "$origin" --argjson ownSessions "$own_sessions" --arg pgo "$pgo" --argjson appEnv "$app_env_json" --argjson tolerance "$steady_tolerance" \
   --argjson steadyJitShare "$steady_jit_share" --argjson retries "$steady_retries" --argjson warmupMax "$warmup_max" --argjson warmJit "$warm_jit" \
   --argjson scenarios "$(printf '%s\n' "${runnable[@]}" | jq -R . | jq -s .)" \
   '{date: $date, commit: $commit, dirty: ($dirty > 0), nproc: $nproc, cpuModel: $cpu, kernel: $kernel,
     dotnetVersion: $dotnet, wrk: $wrk, nginx: $nginx, haproxy: $haproxy, command: $command, mode: $mode,
-    rounds: $rounds, duration: $duration, warmup: $warmup, connections: $connections, threads: $threads,
+    rounds: $rounds, duration: $duration, warmup: $warmup, connections: $connections, loadThreads: $loadThreads,
+    threads: $threads, requestBodySize: $requestBodySize, requestBodyFraming: $requestBodyFraming, presetHeaders: $presetHeaders,
+    load: $load, rate: (if $rate == "" then null else ($rate | tonumber) end),
     path: $path, pinned: ($pinning != "none"), pinning: $pinning, origin: $origin, ownSessions: ($ownSessions == 1), profile: $pgo, applicationEnvironment: $appEnv, scenarios: $scenarios,
     steadyTolerancePercent: $tolerance, steadyJitSharePercent: $steadyJitShare, steadyRetries: $retries,
     warmupMax: $warmupMax, warmQuietMethods: $warmJit, warmQuietSeconds: '"$WARM_QUIET_SECONDS"'}' \
@@ -397,14 +449,18 @@ jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_di
   echo "command:     $COMMAND_LINE"
 } > "$json_dir/machine.txt"
 
-log "mode: $mode; scenarios: ${runnable[*]}; $rounds round(s) of ${warmup}s warm-up + ${duration}s, -t $threads -c $connections, path $req_path"
+log "mode: $mode; scenarios: ${runnable[*]}; $rounds round(s) of ${warmup}s warm-up + ${duration}s, $([ "$load_kind" = wrk ] && echo "wrk -t $load_threads" || echo "fixed rate $rate/s") -c $connections, path $req_path, $([ "$body_size" = 0 ] && echo GET || echo "POST $body_size B ($body_framing)"), headers $headers_preset; proxy threads $proxy_threads"
 
 # ---------------------------------------------------------------- crank mode
 run_crank() {
   local s="$1" r="$2"
-  local out="$json_dir/$s.r$r.json" args=()
-  args=(--config "$ROOT/benchmarks.yml" --scenario "$s" --json "$out" "${crank_machine_args[@]}"
-        --variable "connections=$connections" --variable "threads=$threads" --variable "warmup=$warmup"
+  local out="$json_dir/$s.r$r.json" args=() scenario="$s"
+  # The fixed-rate load has its own scenarios in benchmarks.yml (fixedrate-<scenario>).
+  [ "$load_kind" = wrk ] || scenario="fixedrate-$s"
+  args=(--config "$ROOT/benchmarks.yml" --scenario "$scenario" --json "$out" "${crank_machine_args[@]}"
+        --variable "connections=$connections" --variable "loadThreads=$load_threads" --variable "threads=$proxy_threads"
+        --variable "requestBodySize=$body_size" --variable "requestBodyFraming=$body_framing"
+        --variable "presetHeaders=$headers_preset" ${rate:+--variable "rate=$rate"} --variable "warmup=$warmup"
         --variable "duration=$duration" --variable "path=$req_path"
         --variable "serverPort=$proxy_port" --variable "downstreamPort=$downstream_port"
         --property "scenario=$s" --property "round=$r" --property "runner=crank/run-local.sh")
@@ -415,7 +471,7 @@ run_crank() {
   # The controller resolves beforeJob commands and localFolder paths from the repository root.
   if (cd "$ROOT" && timeout $(( warmup + duration + 900 )) "$crank_bin" "${args[@]}") \
       > "$json_dir/logs/$s.r$r.crank.log" 2>&1; then
-    log "$s round $r: done ($(jq -r '.jobResults.jobs.load.results["wrk/rps/mean"] // "?"' "$out") rps)"
+    log "$s round $r: done ($(jq -r '.jobResults.jobs.load.results["http/rps/mean"] // "?"' "$out") rps)"
   else
     warn "$s round $r: crank failed (logs/$s.r$r.crank.log)"
     failures=$((failures + 1))
@@ -485,8 +541,8 @@ ticks_per_s="$(getconf CLK_TCK)"
 # last second (its own jit/interior-share, %; empty for a process that reports none; src/Shared/SampleWindow.cs says
 # why those two seconds are left out): a .NET process is steady only when that is at most $steady_jit_share %.
 proc_block() {
-  local role="$1" samples="$2" requests="$3" jit="${4:-}"
-  awk -v CONVFMT=%.10g -v role="$role" -v tck="$ticks_per_s" -v req="$requests" -v ncpu="$nproc_n" -v tol="$steady_tolerance" \
+  local role="$1" samples="$2" requests="$3" jit="${4:-}" rows
+  rows="$(awk -v CONVFMT=%.10g -v role="$role" -v tck="$ticks_per_s" -v req="$requests" -v ncpu="$nproc_n" -v tol="$steady_tolerance" \
       -v jit="$jit" -v jitmax="$steady_jit_share" '
     $2 == role && NF >= 11 && ($1 == "measure-start" || $1 == "tick" || $1 == "measure-end") {
       if ($1 == "measure-start") { n = 0 }
@@ -547,14 +603,11 @@ proc_block() {
         }
         m[++k] = "steady/ok|Max|Min|Steady|1 when the halves agree and, for a .NET process, its JIT was quiet in the window, else 0|n0|" steady
       }
-      meta = ""; meas = ""
-      for (i = 1; i <= k; i++) {
-        split(m[i], f, "|")
-        meta = meta (i > 1 ? "," : "") sprintf("{\"Source\":\"run-local\",\"Name\":\"%s\",\"Aggregate\":\"%s\",\"Reduce\":\"%s\",\"ShortDescription\":\"%s\",\"LongDescription\":\"%s\",\"Format\":\"%s\"}", f[1], f[2], f[3], f[4], f[5], f[6])
-        meas = meas (i > 1 ? "," : "") sprintf("{\"Timestamp\":\"%s\",\"Name\":\"%s\",\"Value\":%.10g}", ts, f[1], f[7])
-      }
-      print "{\"Metadata\":[" meta "],\"Measurements\":[" meas "]}"
-    }' ts="$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$samples"
+      # One tab-separated line per measurement: statistics_block (crank/lib-statistics.sh) writes the JSON.
+      for (i = 1; i <= k; i++) { gsub(/\|/, "\t", m[i]); print m[i] }
+    }' "$samples")"
+  # No window sampled: no block, as before any figure existed. The block's JSON line alone goes into the job's blocks.
+  [ -z "$rows" ] || printf '%s\n' "$rows" | statistics_block run-local | sed -n 2p
 }
 
 # job_json ROLE LOG SAMPLES REQUESTS VARS_JSON OUT: crank JobResult for one service.
@@ -638,11 +691,11 @@ run_fallback() {
     nginx)
       mkdir -p "$logs/$tag.nginx"
       app_cmd=(env "LISTEN_ADDRESS=$srv_listen" "LISTEN_PORT=$proxy_port" "DOWNSTREAM_ADDRESS=$ds_target"
-               "DOWNSTREAM_PORT=$downstream_port" "JOB_WORK_DIR=$logs/$tag.nginx" "$CRANK_DIR/nginx-job.sh")
+               "DOWNSTREAM_PORT=$downstream_port" "JOB_WORK_DIR=$logs/$tag.nginx" "NGINX_WORKERS=$proxy_threads" "$CRANK_DIR/nginx-job.sh")
       ready="nginx-job: ready" ;;
     haproxy)
       app_cmd=(env "LISTEN_ADDRESS=$srv_listen" "LISTEN_PORT=$proxy_port" "DOWNSTREAM_ADDRESS=$ds_target"
-               "DOWNSTREAM_PORT=$downstream_port" HAPROXY_THREADS=1 "$CRANK_DIR/haproxy-job.sh")
+               "DOWNSTREAM_PORT=$downstream_port" "HAPROXY_THREADS=$proxy_threads" "$CRANK_DIR/haproxy-job.sh")
       ready="haproxy-job: ready" ;;
     dotnet)
       local exe; exe="$("$CRANK_DIR/publish.sh" --exe "$app")"
@@ -652,6 +705,9 @@ run_fallback() {
       # own figures (requests, allocated B/request, CPU us/request: src/LLRP/Diagnostics/SelfReport.cs) and the
       # methods JIT-compiled, the baselines the methods JIT-compiled (src/Baselines/Shared/JitActivity.cs).
       [ -z "$client" ] || app_cmd+=(--client "$client")
+      # Equal threads (benchmarks.yml's "threads"): LLRP's epoll loops; the baselines have no count of their own, and
+      # the runtime sizes their thread pool, socket engine and Kestrel's I/O queues from the processors it sees.
+      if [ "$app" = llrp ]; then app_cmd+=(--engineThreads "$proxy_threads"); else env_args+=("DOTNET_PROCESSOR_COUNT=$proxy_threads"); fi
       app_cmd+=(--statsInterval 1 --statsWindow "$duration")
       ready="Application started." ;;
   esac
@@ -687,7 +743,9 @@ run_fallback() {
   [ -z "$app_pid" ] || sample_pids="application=$app_pid $sample_pids"
   # .NET proxies: adaptive warm-up, ended by the proxy's JIT going quiet (crank/jit-quiet.sh reads its log).
   local warm_args=() warm_env=() load_limit=$(( warmup + duration + 60 ))
-  if [ "$kind" = dotnet ] && [ "$warmup_max" -gt 0 ]; then
+  # The fixed-rate job has a fixed warm-up at its rate: an adaptive one would need a load that keeps running until
+  # the probe says warm, which h2load's timed runs are not.
+  if [ "$kind" = dotnet ] && [ "$warmup_max" -gt 0 ] && [ "$load_kind" = wrk ]; then
     rm -f "$logs/$tag.jit-state"
     warm_args=(--warmup-max "$warmup_max")
     warm_env=("WRK_JOB_WARM_PROBE=$CRANK_DIR/jit-quiet.sh" "JIT_LOG=$logs/$tag.application.log" "JIT_STATE=$logs/$tag.jit-state"
@@ -703,11 +761,17 @@ run_fallback() {
   # proc-sample.sh's connection count there.
   local sample_netns="${netns[application]:-}"
   [ "$kind" != none ] || sample_netns="${netns[downstream]:-}"
+  # The request matrix (benchmarks.yml's requestBodySize, requestBodyFraming, presetHeaders) goes to either load job.
+  local load_cmd=(--headers "$headers_preset" --body-size "$body_size" --body-framing "$body_framing" --max-errors "$max_errors")
+  if [ "$load_kind" = fixedrate ]; then
+    load_cmd=("$CRANK_DIR/fixedrate-job.sh" -w "$warmup" -d "$duration" -c "$connections" --rate "$rate" "${load_cmd[@]}" "$url")
+  else
+    load_cmd=("$CRANK_DIR/wrk-job.sh" -w "$warmup" "${warm_args[@]}" -d "$duration" -t "$load_threads" -c "$connections" "${load_cmd[@]}" "$url")
+  fi
   start_group "$logs/$tag.load.log" "$CRANK_DIR" "${in_load[@]}" env "SAMPLE_PIDS=$sample_pids" "SAMPLE_OUT=$samples" \
     "SAMPLE_PORT=$target_port" "SAMPLE_NETNS=$sample_netns" \
     "WRK_JOB_HOOK=$CRANK_DIR/proc-sample.sh" "${warm_env[@]}" timeout --kill-after=5 "$load_limit" \
-    "${pin_load[@]}" "$CRANK_DIR/wrk-job.sh" -w "$warmup" "${warm_args[@]}" -d "$duration" -t "$threads" -c "$connections" \
-    --headers plaintext --max-errors "$max_errors" "$url"
+    "${pin_load[@]}" "${load_cmd[@]}"
   local load_pid="$STARTED_PID"
   wait "$load_pid" || load_rc=$?
   stop_group "$load_pid" 1
@@ -719,9 +783,11 @@ run_fallback() {
 
   # 5. results, in the shape of crank's --json output
   local requests
-  requests="$(blocks_of "$logs/$tag.load.log" | jq -s '[.[].Measurements[]? | select(.Name | split(";") | index("wrk/requests")) | .Value] | last // 0' 2>/dev/null || echo 0)"
+  requests="$(blocks_of "$logs/$tag.load.log" | jq -s '[.[].Measurements[]? | select(.Name | split(";") | index("http/requests")) | .Value] | last // 0' 2>/dev/null || echo 0)"
   local vars
-  vars="$(jq -n --argjson connections "$connections" --argjson threads "$threads" --argjson warmup "$warmup" \
+  vars="$(jq -n --argjson connections "$connections" --argjson loadThreads "$load_threads" --argjson warmup "$warmup" \
+    --argjson threads "$proxy_threads" --argjson requestBodySize "$body_size" --arg requestBodyFraming "$body_framing" \
+    --arg presetHeaders "$headers_preset" --arg responseSize "$response_size" --arg load "$load_kind" --arg rate "$rate" \
     --argjson duration "$duration" --arg path "$req_path" --argjson serverPort "$proxy_port" \
     --argjson downstreamPort "$downstream_port" --arg client "$client" \
     --arg serverAddress "$srv_target" --arg serverListenAddress "${yml_vars[serverListenAddress]}" \
@@ -729,8 +795,10 @@ run_fallback() {
     --argjson maxErrors "$max_errors" \
     '{serverScheme: "http", serverAddress: $serverAddress, serverListenAddress: $serverListenAddress, serverPort: $serverPort,
       downstreamAddress: $downstreamAddress, downstreamListenAddress: $downstreamListenAddress, maxErrors: $maxErrors,
-      downstreamPort: $downstreamPort, connections: $connections, threads: $threads, warmup: $warmup,
-      duration: $duration, path: $path, presetHeaders: "plaintext"} + (if $client == "" then {} else {client: $client} end)')"
+      downstreamPort: $downstreamPort, connections: $connections, loadThreads: $loadThreads, threads: $threads,
+      warmup: $warmup, duration: $duration, path: $path, responseSize: $responseSize, requestBodySize: $requestBodySize,
+      requestBodyFraming: $requestBodyFraming, presetHeaders: $presetHeaders, load: $load}
+      + (if $rate == "" then {} else {rate: ($rate | tonumber)} end) + (if $client == "" then {} else {client: $client} end)')"
   job_json load "$logs/$tag.load.log" "" 0 "$vars" "$logs/$tag.load.job.json"
   job_json downstream "$logs/$tag.downstream.log" "$samples" "$requests" "$vars" "$logs/$tag.downstream.job.json"
   # shellcheck disable=SC2016  # jq variables, not shell ones
@@ -767,12 +835,13 @@ run_fallback() {
   fi
   local line
   line="$(jq -r '.jobResults.jobs as $j | ($j.application // $j.downstream).results as $a
-    | "\($j.load.results["wrk/rps/mean"] // 0 | floor) rps, p50 \($j.load.results["wrk/latency/50"] // "?") ms, p99 \($j.load.results["wrk/latency/99"] // "?") ms, "
+    | "\($j.load.results["http/rps/mean"] // 0 | floor) rps, p50 \($j.load.results["http/latency/50"] // "?") ms, p99 \($j.load.results["http/latency/99"] // "?") ms, "
+      + "\(if $j.load.results["http/latency/99.9"] == null then "" else "p99.9 \($j.load.results["http/latency/99.9"]) ms (offered \($j.load.results["fixedrate/rate"]) req/s, missed \($j.load.results["fixedrate/missed"])), " end)"
       + "\($a["proc/cpu/per-request"] // "?" | if type == "number" then (. * 100 | round / 100) else . end) us CPU/request ('"$([ -n "$app_pid" ] && echo proxy || echo downstream)"'), "
       + "steady: \(if $a["steady/ok"] == null then "n/a" elif $a["steady/ok"] == 1 then "yes" else "NO" end) (halves \($a["steady/first-half"] // "?" | if type == "number" then (. * 10 | round / 10) else . end)/\($a["steady/second-half"] // "?" | if type == "number" then (. * 10 | round / 10) else . end) us, \($a["steady/change"] // "?" | if type == "number" then (. * 10 | round / 10) else . end) %), "
       + "\(if $a["jit/methods-in-window"] == null then "" else "JIT \($a["jit/methods-in-window"]) methods in the window (\($a["jit/methods/first-half"] // "?")+\($a["jit/methods/second-half"] // "?")), \($a["jit/time-in-window"] // "?") ms; JIT \($a["steady/jit-share"] // "?" | if type == "number" then (. * 100 | round / 100) else . end) % of its CPU under the load, " end)"
       + "warm-up \($j.load.results["warmup/seconds"] // "?") s\(if $j.load.results["warmup/capped"] == 1 then " (CAPPED: JIT not quiet)" else "" end), "
-      + "bad \($j.load.results["wrk/errors/badresponses"] // "?"), socket errors \($j.load.results["wrk/errors/socketerrors"] // "?")"' "$out")"
+      + "bad \($j.load.results["http/requests/badresponses"] // "?"), socket errors \($j.load.results["http/requests/errors"] // "?")"' "$out")"
   log "$tag: $line"
   local who; who="$([ -n "$app_pid" ] && echo "proxy" || echo "downstream")"
   if [ "$(jq -r '.jobResults.jobs as $j | ($j.application // $j.downstream).results["steady/cpu-ok"] // ""' "$out")" = 0 ]; then

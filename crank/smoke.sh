@@ -4,9 +4,15 @@
 # Fails (exit 1) when a scenario produced no result, zero requests, any bad response or any
 # socket error. Measures nothing worth keeping: the numbers are only printed.
 #
+# Then two short runs of the last scenario, each its own run-local.sh invocation: the fixed-rate load (2 s at
+# SMOKE_RATE requests/s, crank/fixedrate-job.sh) and, with the Downstream origin (nginx as the origin answers GET only),
+# chunked 10 KiB POST bodies with the browser header set (crank/wrk-request.lua).
+#
 # usage: crank/smoke.sh [SCENARIO...]     (default: direct llrp-llhttp)
 # Environment: SMOKE_DIR (default artifacts/crank/smoke), SMOKE_DURATION (3 s), SMOKE_CONNECTIONS (16),
-#   SMOKE_OPTIONS (more run-local.sh options, split at spaces, e.g. "--pin-proxy --origin nginx")
+#   SMOKE_OPTIONS (more run-local.sh options, split at spaces, e.g. "--pin-proxy --origin nginx"),
+#   SMOKE_RATE (500 requests/s: far below what any proxy serves here, so the run checks the job, not the proxy),
+#   SMOKE_EXTRAS (1; 0 skips the fixed-rate and POST runs)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,23 +28,45 @@ rc=0
 "$root/crank/run-local.sh" --fallback --no-report --rounds 1 --warmup 1 --warmup-max 0 --steady-retries 0 --duration "${SMOKE_DURATION:-3}" \
   --connections "${SMOKE_CONNECTIONS:-16}" --json-dir "$dir" ${SMOKE_OPTIONS:-} "${scenarios[@]}" || rc=$?
 
-failed=0
-for s in "${scenarios[@]}"; do
-  f="$dir/$s.r1.json"
+failed=0 checked=0
+# check NAME FILE DIR: one result; the names every load job shares (http/...).
+check() {
+  local name="$1" f="$2" requests bad socket rps
+  checked=$((checked + 1))
   if [ ! -f "$f" ]; then
-    echo "smoke: FAIL $s: no result (see $dir/logs)"; failed=$((failed + 1)); continue
+    echo "smoke: FAIL $name: no result (see $3/logs)"; failed=$((failed + 1)); return
   fi
   read -r requests bad socket rps < <(jq -r '.jobResults.jobs.load.results
-    | "\(.["wrk/requests"] // 0) \(.["wrk/errors/badresponses"] // -1) \(.["wrk/errors/socketerrors"] // -1) \(.["wrk/rps/mean"] // 0)"' "$f")
+    | "\(.["http/requests"] // 0) \(.["http/requests/badresponses"] // -1) \(.["http/requests/errors"] // -1) \(.["http/rps/mean"] // 0)"' "$f")
   if [ "$requests" = 0 ] || [ "$bad" != 0 ] || [ "$socket" != 0 ]; then
-    echo "smoke: FAIL $s: requests=$requests bad=$bad socket_errors=$socket (see $dir/logs)"; failed=$((failed + 1))
+    echo "smoke: FAIL $name: requests=$requests bad=$bad socket_errors=$socket (see $3/logs)"; failed=$((failed + 1))
   else
-    echo "smoke: ok   $s: requests=$requests rps=$rps bad=0 socket_errors=0"
+    echo "smoke: ok   $name: requests=$requests rps=$rps bad=0 socket_errors=0"
   fi
-done
+}
+for s in "${scenarios[@]}"; do check "$s" "$dir/$s.r1.json" "$dir"; done
+
+if [ "${SMOKE_EXTRAS:-1}" != 0 ]; then
+  last="${scenarios[${#scenarios[@]} - 1]}"
+  common=(--fallback --no-report --rounds 1 --warmup 1 --warmup-max 0 --steady-retries 0 --duration 2
+          --connections "${SMOKE_CONNECTIONS:-16}")
+  # shellcheck disable=SC2086
+  "$root/crank/run-local.sh" "${common[@]}" --json-dir "$dir/fixedrate" ${SMOKE_OPTIONS:-} \
+    --load fixedrate --rate "${SMOKE_RATE:-500}" "$last" || rc=$?
+  check "$last, fixed rate" "$dir/fixedrate/$last.r1.json" "$dir/fixedrate"
+  case " ${SMOKE_OPTIONS:-} " in
+    *" --origin nginx "*) echo "smoke: no POST run: nginx as the origin answers GET and HEAD only" ;;
+    *)
+      # shellcheck disable=SC2086
+      "$root/crank/run-local.sh" "${common[@]}" --json-dir "$dir/post" ${SMOKE_OPTIONS:-} \
+        --request-body-size 10240 --request-body-framing chunked --headers browser --response-size 1024 "$last" || rc=$?
+      check "$last, chunked POST" "$dir/post/$last.r1.json" "$dir/post" ;;
+  esac
+fi
+
 if [ "$failed" -gt 0 ] || [ "$rc" -ne 0 ]; then
   echo "smoke: run-local.sh exited with $rc"
-  echo "smoke: $(( ${#scenarios[@]} - failed )) scenarios ok, $failed scenarios failed"
+  echo "smoke: $(( checked - failed )) runs ok, $failed runs failed"
   exit 1
 fi
-echo "smoke: ${#scenarios[@]} scenarios ok"
+echo "smoke: $checked runs ok"

@@ -13,12 +13,16 @@
 # protocol) so that a crank agent measures wrk's CPU and memory, not this script's.
 #
 # usage: wrk-job.sh [-w WARMUP_S] [--warmup-max S] [-d DURATION_S] [-t THREADS] [-c CONNECTIONS] [--timeout S]
-#                   [--headers plaintext|none] [-H 'Name: value']... [--max-errors N] URL
+#                   [--headers plaintext|browser|none] [-H 'Name: value']... [--max-errors N]
+#                   [--body-size BYTES] [--body-framing content-length|chunked] URL
+#        wrk-job.sh --parse REPORT   (the statistics block of a saved wrk report; crank/tests/parsers-test.sh)
 #
 # Defaults: -t 1 -c 64 (a 2-core box runs load, proxy and origin at once), 20 s warm-up + 15 s
 # measured (docs/methodology.md explains the warm-up; crank's own defaults are 15 s + 15 s).
 # "--headers plaintext" (default) adds the two headers of crank's "plaintext" preset
-# (Accept: text/plain,... and Connection: keep-alive) so every scenario sends the same request.
+# (Accept: text/plain,... and Connection: keep-alive) so every scenario sends the same request; "browser" a
+# browser's eleven (crank/lib-headers.sh). --body-size N > 0 makes every request a POST with an N-byte body, framed
+# by Content-Length or chunked (crank/wrk-request.lua builds it once; wrk sends it as its static request).
 #
 # Adaptive warm-up: with --warmup-max S (> WARMUP_S) and WRK_JOB_WARM_PROBE set, the warm-up load runs at least
 # WARMUP_S seconds and then until the probe says the server is warm, at most S seconds in all (one wrk run, stopped
@@ -52,6 +56,9 @@ headers=()
 url=""
 max_errors=""
 warmup_max=""
+body_size=0
+body_framing=content-length
+parse_only=""
 
 die() { echo "wrk-job: $*" >&2; exit 2; }
 
@@ -66,39 +73,142 @@ while [ $# -gt 0 ]; do
     --headers) preset="${2:?}"; shift 2 ;;
     -H|--header) headers+=("${2:?}"); shift 2 ;;
     --max-errors) max_errors="${2:?}"; shift 2 ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    --body-size) body_size="${2:?}"; shift 2 ;;
+    --body-framing) body_framing="${2:?}"; shift 2 ;;
+    --parse) parse_only="${2:?}"; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) [ -z "$url" ] || die "more than one URL ($url, $1)"; url="$1"; shift ;;
   esac
 done
-[ -n "$url" ] || die "missing URL"
+[ -n "$parse_only" ] || [ -n "$url" ] || die "missing URL"
 
 # crank passes seconds; also accept "15s".
 warmup="${warmup%s}"
 duration="${duration%s}"
 warmup_max="${warmup_max%s}"
-for v in "$warmup" "$duration" "$threads" "$connections" ${max_errors:+"$max_errors"} ${warmup_max:+"$warmup_max"}; do
+for v in "$warmup" "$duration" "$threads" "$connections" "$body_size" ${max_errors:+"$max_errors"} ${warmup_max:+"$warmup_max"}; do
   [[ "$v" =~ ^[0-9]+$ ]] || die "not a whole number: $v"
 done
 [ "$duration" -gt 0 ] || die "duration must be > 0"
+case "$body_framing" in content-length|chunked) ;; *) die "--body-framing must be content-length or chunked, not '$body_framing'" ;; esac
 
-case "$preset" in
-  plaintext)
-    # crank wrk.yml / bombardier "plaintext" preset headers.
-    headers=("Accept: text/plain,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7"
-             "Connection: keep-alive" "${headers[@]}") ;;
-  none|"") ;;
-  *) die "unknown header preset '$preset' (plaintext|none)" ;;
-esac
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=lib-headers.sh disable=SC1091
+. "$here/lib-headers.sh"
+# shellcheck source=lib-statistics.sh disable=SC1091
+. "$here/lib-statistics.sh"
+load_preset_headers "$preset" || die "unknown header preset '$preset' (plaintext|browser|none)"
+headers=("${PRESET_HEADERS[@]}" "${headers[@]}")
+
+# parse REPORT: crank's statistics block for a wrk report (function below), then the error check.
+if [ -n "$parse_only" ]; then
+  [ -f "$parse_only" ] || die "--parse: no file $parse_only"
+fi
 
 WRK="${WRK:-$(command -v wrk || true)}"
-if [ -z "$WRK" ] || [ ! -x "$WRK" ]; then die "wrk not found (apt-get install -y wrk)"; fi
+if [ -z "$parse_only" ] && { [ -z "$WRK" ] || [ ! -x "$WRK" ]; }; then die "wrk not found (apt-get install -y wrk)"; fi
 
 args=(-t "$threads" -c "$connections" --latency)
-# wrk-percentiles.lua adds the 95th percentile to the measured report (the warm-up does not need it).
-percentiles=(-s "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/wrk-percentiles.lua")
 [ -z "$timeout_s" ] || args+=(--timeout "${timeout_s%s}s")
 for h in "${headers[@]}"; do args+=(-H "$h"); done
+# wrk-request.lua builds the request (a POST body when asked) and adds the 95th percentile to the report; every run
+# gets it, so the warm-up sends the same request as the measured run. Its arguments follow the URL, after "--".
+args+=(-s "$here/wrk-request.lua")
+script_args=()
+[ "$body_size" = 0 ] || script_args=(-- "$body_size" "$body_framing")
+
+# statistics REPORT FIRST_MS WARM_CAPPED WARM_S: crank's statistics block for wrk 4.1.0's report REPORT (crank's wrk
+# job names), with http/firstrequest (FIRST_MS, empty: none), warmup/seconds and warmup/capped (WARM_CAPPED = 1).
+# Latencies are converted to ms, throughput to MB/s. Lines used (the same ones crank's wrk wrapper reads):
+#     Latency   620.51us  229.13us   8.41ms   85.33%
+#     50%  590.00us  (Latency Distribution, with --latency; 95% from wrk-request.lua)
+#   123456 requests in 5.00s, 14.72MB read
+#   Non-2xx or 3xx responses: 12          (only when > 0)
+#   Socket errors: connect 0, read 1, write 0, timeout 0   (only when > 0)
+#   Requests/sec:  24683.12
+#   Transfer/sec:      2.94MB
+# Returns 1 (nothing printed) when the report lacks the request count, the rate or the latency line.
+statistics() {
+  local rows
+  rows="$(awk -v first="$2" -v capped="$3" -v warm="$4" -v OFS='\t' -v OFMT=%.10g '
+  function ms(s,   n, u) {
+    n = s; sub(/[a-z]+$/, "", n); u = s; sub(/^[0-9.]+/, "", u)
+    if (u == "us") return n / 1000
+    if (u == "ms") return n + 0
+    if (u == "s")  return n * 1000
+    if (u == "m")  return n * 60000
+    if (u == "h")  return n * 3600000
+    return -1
+  }
+  function mb(s,   n, u) {
+    n = s; sub(/[A-Za-z]+$/, "", n); u = s; sub(/^[0-9.]+/, "", u)
+    if (u == "B")  return n / 1048576
+    if (u == "KB") return n / 1024
+    if (u == "MB") return n + 0
+    if (u == "GB") return n * 1024
+    if (u == "TB") return n * 1048576
+    return -1
+  }
+  # OFMT=%.10g: print keeps ten significant digits of a number (the default keeps six).
+  function num(v) { return v + 0 }
+  $1 == "Latency" && NF >= 4 && !seen_lat { lat_mean = ms($2); lat_max = ms($4); seen_lat = 1 }
+  $1 == "50%" { p50 = ms($2) }
+  $1 == "75%" { p75 = ms($2) }
+  $1 == "90%" { p90 = ms($2) }
+  $1 == "95%" { p95 = ms($2) }
+  $1 == "99%" { p99 = ms($2) }
+  $2 == "requests" && $3 == "in" { requests = $1 + 0; seen_req = 1 }
+  /Non-2xx or 3xx responses:/ { bad = $NF + 0 }
+  /Socket errors:/ { gsub(/,/, ""); sock = $4 + $6 + $8 + $10 }
+  $1 == "Requests/sec:" { rps = $2 + 0; seen_rps = 1 }
+  $1 == "Transfer/sec:" { tput = mb($2) }
+  END {
+    if (!seen_req || !seen_rps || !seen_lat) exit 1
+    # name(s), aggregate, reduce, short description, long description, format, value
+    print "wrk/rps/mean;http/rps/mean", "Max", "Sum", "Requests/sec", "Requests per second", "n0", num(rps)
+    print "wrk/requests;http/requests", "Max", "Sum", "Requests", "Total number of requests", "n0", num(requests)
+    print "wrk/latency/mean;http/latency/mean", "Max", "Avg", "Mean latency (ms)", "Mean latency (ms)", "n2", num(lat_mean)
+    print "wrk/latency/max;http/latency/max", "Max", "Max", "Max latency (ms)", "Max latency (ms)", "n2", num(lat_max)
+    print "wrk/errors/badresponses;http/requests/badresponses", "Max", "Sum", "Bad responses", "Non-2xx or 3xx responses", "n0", num(bad)
+    print "wrk/errors/socketerrors;http/requests/errors", "Max", "Sum", "Socket errors", "Socket errors", "n0", num(sock)
+    print "wrk/throughput;http/throughput", "Max", "Sum", "Read throughput (MB/s)", "Read throughput (MB/s)", "n2", num(tput)
+    if (p50 != "") print "wrk/latency/50;http/latency/50", "Max", "Max", "Latency 50th (ms)", "Latency 50th (ms)", "n2", num(p50)
+    if (p75 != "") print "wrk/latency/75;http/latency/75", "Max", "Max", "Latency 75th (ms)", "Latency 75th (ms)", "n2", num(p75)
+    if (p90 != "") print "wrk/latency/90;http/latency/90", "Max", "Max", "Latency 90th (ms)", "Latency 90th (ms)", "n2", num(p90)
+    if (p95 != "") print "wrk/latency/95;http/latency/95", "Max", "Max", "Latency 95th (ms)", "Latency 95th (ms)", "n2", num(p95)
+    if (p99 != "") print "wrk/latency/99;http/latency/99", "Max", "Max", "Latency 99th (ms)", "Latency 99th (ms)", "n2", num(p99)
+    if (first != "") print "http/firstrequest", "Max", "Max", "First Request (ms)", "Time to first request in ms", "n0", num(first)
+    print "warmup/seconds", "Max", "Max", "Warm-up (s)", "Seconds of load before the measured run", "n0", num(warm)
+    if (capped != "") print "warmup/capped", "Max", "Max", "Warm-up capped", "1: the adaptive warm-up reached --warmup-max before the server was warm", "n0", 1
+  }' "$1")" || return 1
+  printf '%s\n' "$rows" | statistics_block wrk
+}
+
+# errors_of REPORT: bad responses plus socket errors in a wrk report.
+errors_of() {
+  awk '/Non-2xx or 3xx responses:/ { n += $NF }
+       /Socket errors:/ { gsub(/,/, ""); n += $4 + $6 + $8 + $10 }
+       END { print n + 0 }' "$1"
+}
+
+# check_errors REPORT: exit 4 when the report has more bad responses + socket errors than --max-errors.
+# A run whose measured window has errors did not measure the proxy: fail the job, so that crank's
+# return code (and run-local.sh's exit status) says so. crank keeps the statistics printed before.
+check_errors() {
+  [ -n "$max_errors" ] || return 0
+  local errors; errors="$(errors_of "$1")"
+  if [ "$errors" -gt "$max_errors" ]; then
+    echo "wrk-job: $errors bad responses + socket errors in the measured run, more than --max-errors $max_errors: failing the job" >&2
+    exit 4
+  fi
+}
+
+if [ -n "$parse_only" ]; then
+  statistics "$parse_only" "" "" 0 || { echo "wrk-job: could not parse the wrk report $parse_only" >&2; exit 3; }
+  check_errors "$parse_only"
+  exit 0
+fi
 
 hook() {
   if [ -n "${WRK_JOB_HOOK:-}" ]; then "$WRK_JOB_HOOK" "$1"; fi
@@ -120,7 +230,7 @@ adaptive_warm() {
   local name="$1" min="$2" max="$3" out pid start
   echo "wrk-job: $name: wrk -d ${max}s$(printf ' %q' "${args[@]}") $url, stopped once $WRK_JOB_WARM_PROBE says warm after ${min}s"
   out="$(mktemp "${TMPDIR:-/tmp}/wrk-job-warm.XXXXXX")"
-  "$WRK" -d "${max}s" "${args[@]}" "$url" > "$out" &
+  "$WRK" -d "${max}s" "${args[@]}" "$url" "${script_args[@]}" > "$out" &
   pid=$!
   start=$(date +%s)
   warm_state=cap
@@ -149,7 +259,7 @@ if [ "$warmup" -gt 0 ] && [ -n "$warmup_max" ] && [ "$warmup_max" -gt "$warmup" 
   for ((cycle = 1; cycle <= SETTLE_CYCLES; cycle++)); do
     "$WRK_JOB_WARM_PROBE" > /dev/null 2>&1 || true
     sleep "$SETTLE_PAUSE_S"
-    "$WRK" -d "${SETTLE_LOAD_S}s" "${args[@]}" "$url" > /dev/null || true
+    "$WRK" -d "${SETTLE_LOAD_S}s" "${args[@]}" "$url" "${script_args[@]}" > /dev/null || true
     if "$WRK_JOB_WARM_PROBE"; then settle_state=warm; break; fi
   done
   warm_total=$(( warm_total + $(date +%s) - settle_start ))
@@ -161,16 +271,16 @@ if [ "$warmup" -gt 0 ] && [ -n "$warmup_max" ] && [ "$warmup_max" -gt "$warmup" 
 elif [ "$warmup" -gt 0 ]; then
   echo "wrk-job: warm-up: wrk -d ${warmup}s$(printf ' %q' "${args[@]}") $url"
   # Warm-up output is shown but never parsed.
-  "$WRK" -d "${warmup}s" "${args[@]}" "$url" | sed 's/^/  warm-up| /'
+  "$WRK" -d "${warmup}s" "${args[@]}" "$url" "${script_args[@]}" | sed 's/^/  warm-up| /'
 fi
 
 report="$(mktemp "${TMPDIR:-/tmp}/wrk-job.XXXXXX")"
 wrk_pid=""
 trap 'rm -f "$report"; [ -z "$wrk_pid" ] || kill "$wrk_pid" 2> /dev/null || true' EXIT
 
-echo "wrk-job: measured: wrk -d ${duration}s$(printf ' %q' "${args[@]}") $url"
+echo "wrk-job: measured: wrk -d ${duration}s$(printf ' %q' "${args[@]}") $url${script_args[*]:+ ${script_args[*]}}"
 hook measure-start
-"$WRK" -d "${duration}s" "${args[@]}" "${percentiles[@]}" "$url" > "$report" &
+"$WRK" -d "${duration}s" "${args[@]}" "$url" "${script_args[@]}" > "$report" &
 wrk_pid=$!
 echo "##ChildProcessId:$wrk_pid" >&2
 set +e
@@ -182,87 +292,5 @@ hook measure-end
 cat "$report"
 [ "$rc" -eq 0 ] || { echo "wrk-job: wrk exited with $rc" >&2; exit "$rc"; }
 
-# Parse wrk 4.1.0's report. Latencies are converted to ms, throughput to MB/s.
-# Lines used (same ones crank's wrk wrapper reads):
-#     Latency   620.51us  229.13us   8.41ms   85.33%
-#     50%  590.00us  (Latency Distribution, with --latency; 95% from wrk-percentiles.lua)
-#   123456 requests in 5.00s, 14.72MB read
-#   Non-2xx or 3xx responses: 12          (only when > 0)
-#   Socket errors: connect 0, read 1, write 0, timeout 0   (only when > 0)
-#   Requests/sec:  24683.12
-#   Transfer/sec:      2.94MB
-ts="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)"
-if ! awk -v ts="$ts" -v first="$first_ms" -v capped="$warm_capped" -v warm="$warm_s" -v CONVFMT=%.10g '
-  function ms(s,   n, u) {
-    n = s; sub(/[a-z]+$/, "", n); u = s; sub(/^[0-9.]+/, "", u)
-    if (u == "us") return n / 1000
-    if (u == "ms") return n + 0
-    if (u == "s")  return n * 1000
-    if (u == "m")  return n * 60000
-    if (u == "h")  return n * 3600000
-    return -1
-  }
-  function mb(s,   n, u) {
-    n = s; sub(/[A-Za-z]+$/, "", n); u = s; sub(/^[0-9.]+/, "", u)
-    if (u == "B")  return n / 1048576
-    if (u == "KB") return n / 1024
-    if (u == "MB") return n + 0
-    if (u == "GB") return n * 1024
-    if (u == "TB") return n * 1048576
-    return -1
-  }
-  $1 == "Latency" && NF >= 4 && !seen_lat { lat_mean = ms($2); lat_max = ms($4); seen_lat = 1 }
-  $1 == "50%" { p50 = ms($2) }
-  $1 == "75%" { p75 = ms($2) }
-  $1 == "90%" { p90 = ms($2) }
-  $1 == "95%" { p95 = ms($2) }
-  $1 == "99%" { p99 = ms($2) }
-  $2 == "requests" && $3 == "in" { requests = $1 + 0; seen_req = 1 }
-  /Non-2xx or 3xx responses:/ { bad = $NF + 0 }
-  /Socket errors:/ { gsub(/,/, ""); sock = $4 + $6 + $8 + $10 }
-  $1 == "Requests/sec:" { rps = $2 + 0; seen_rps = 1 }
-  $1 == "Transfer/sec:" { tput = mb($2) }
-  END {
-    if (!seen_req || !seen_rps || !seen_lat) exit 1
-    n = 0
-    # name(s), aggregate, reduce, short description, long description, format, value
-    m[++n] = "wrk/rps/mean;http/rps/mean|Max|Sum|Requests/sec|Requests per second|n0|" rps
-    m[++n] = "wrk/requests;http/requests|Max|Sum|Requests|Total number of requests|n0|" requests
-    m[++n] = "wrk/latency/mean;http/latency/mean|Max|Avg|Mean latency (ms)|Mean latency (ms)|n2|" lat_mean
-    m[++n] = "wrk/latency/max;http/latency/max|Max|Max|Max latency (ms)|Max latency (ms)|n2|" lat_max
-    m[++n] = "wrk/errors/badresponses;http/requests/badresponses|Max|Sum|Bad responses|Non-2xx or 3xx responses|n0|" bad + 0
-    m[++n] = "wrk/errors/socketerrors;http/requests/errors|Max|Sum|Socket errors|Socket errors|n0|" sock + 0
-    m[++n] = "wrk/throughput;http/throughput|Max|Sum|Read throughput (MB/s)|Read throughput (MB/s)|n2|" tput + 0
-    if (p50 != "") m[++n] = "wrk/latency/50;http/latency/50|Max|Max|Latency 50th (ms)|Latency 50th (ms)|n2|" p50
-    if (p75 != "") m[++n] = "wrk/latency/75;http/latency/75|Max|Max|Latency 75th (ms)|Latency 75th (ms)|n2|" p75
-    if (p90 != "") m[++n] = "wrk/latency/90;http/latency/90|Max|Max|Latency 90th (ms)|Latency 90th (ms)|n2|" p90
-    if (p95 != "") m[++n] = "wrk/latency/95;http/latency/95|Max|Max|Latency 95th (ms)|Latency 95th (ms)|n2|" p95
-    if (p99 != "") m[++n] = "wrk/latency/99;http/latency/99|Max|Max|Latency 99th (ms)|Latency 99th (ms)|n2|" p99
-    if (first != "") m[++n] = "http/firstrequest|Max|Max|First Request (ms)|Time to first request in ms|n0|" first
-    m[++n] = "warmup/seconds|Max|Max|Warm-up (s)|Seconds of load before the measured run|n0|" warm
-    if (capped != "") m[++n] = "warmup/capped|Max|Max|Warm-up capped|1: the adaptive warm-up reached --warmup-max before the server was warm|n0|1"
-    meta = ""; meas = ""
-    for (i = 1; i <= n; i++) {
-      split(m[i], f, "|")
-      meta = meta (i > 1 ? "," : "") sprintf("{\"Source\":\"wrk\",\"Name\":\"%s\",\"Aggregate\":\"%s\",\"Reduce\":\"%s\",\"ShortDescription\":\"%s\",\"LongDescription\":\"%s\",\"Format\":\"%s\"}", f[1], f[2], f[3], f[4], f[5], f[6])
-      meas = meas (i > 1 ? "," : "") sprintf("{\"Timestamp\":\"%s\",\"Name\":\"%s\",\"Value\":%.10g}", ts, f[1], f[7])
-    }
-    print "#StartJobStatistics"
-    print "{\"Metadata\":[" meta "],\"Measurements\":[" meas "]}"
-    print "#EndJobStatistics"
-  }' "$report"; then
-  echo "wrk-job: could not parse the wrk report above" >&2
-  exit 3
-fi
-
-# A run whose measured window has errors did not measure the proxy: fail the job, so that crank's
-# return code (and run-local.sh's exit status) says so. crank keeps the statistics printed above.
-if [ -n "$max_errors" ]; then
-  errors="$(awk '/Non-2xx or 3xx responses:/ { n += $NF }
-                 /Socket errors:/ { gsub(/,/, ""); n += $4 + $6 + $8 + $10 }
-                 END { print n + 0 }' "$report")"
-  if [ "$errors" -gt "$max_errors" ]; then
-    echo "wrk-job: $errors bad responses + socket errors in the measured run, more than --max-errors $max_errors: failing the job" >&2
-    exit 4
-  fi
-fi
+statistics "$report" "$first_ms" "$warm_capped" "$warm_s" || { echo "wrk-job: could not parse the wrk report above" >&2; exit 3; }
+check_errors "$report"

@@ -183,7 +183,13 @@ internal static partial class ResultsReader
         var path = variables.Prop("path").Text() ?? runJson.Prop("path").Text() ?? "/";
         var profile = properties.Prop("profile").Text() ?? runJson.Prop("profile").Text() ?? "";
         var appEnv = properties.Prop("applicationEnvironment").Text() ?? runJson.Prop("applicationEnvironment").Text() ?? "";
-        var point = new Point(connectionsValue is { } c ? (int)c : null, path, ResponseBytesOf(path), profile.Trim(), appEnv.Trim());
+        // "threads" is the proxies' count only beside "loadThreads": before that, "threads" was wrk's.
+        var matrix = variables.Prop("loadThreads") is not null ? variables : runJson.Prop("loadThreads") is not null ? runJson : null;
+        var proxyThreads = matrix.Prop("threads").Number();
+        var request = Point.DescribeRequest(proxyThreads is { } t ? (int)t : null, (long?)matrix.Prop("requestBodySize").Number(),
+            matrix.Prop("requestBodyFraming").Text(), matrix.Prop("presetHeaders").Text(), matrix.Prop("load").Text(),
+            variables.Prop("rate").Number() ?? runJson.Prop("rate").Number());
+        var point = new Point(connectionsValue is { } c ? (int)c : null, path, ResponseBytesOf(path), profile.Trim(), appEnv.Trim(), request);
 
         var application = jobsObject.Prop("application");
         var downstream = jobsObject.Prop("downstream");

@@ -31,10 +31,38 @@ internal sealed record Steadiness(
 
 /// <summary>
 /// The conditions a run was measured under. Runs of one point differ only in scenario and round, so ratios between
-/// scenarios are taken within a point.
+/// scenarios are taken within a point. <c>Request</c> names what the request matrix and the proxies' thread count add
+/// (<see cref="DescribeRequest"/>; empty for a file from before them).
 /// </summary>
-internal sealed record Point(int? Connections, string Path, long? ResponseBytes, string Profile, string AppEnv)
+internal sealed record Point(int? Connections, string Path, long? ResponseBytes, string Profile, string AppEnv, string Request = "")
 {
+    /// <summary>
+    /// The proxies' threads (benchmarks.yml's "threads"), the request body and its framing, the header preset and, for
+    /// the fixed-rate load, its offered rate, in words ("proxy threads 1, POST 1 KiB chunked, browser headers").
+    /// Defaults are said too, so that every point of a newer file names its thread count.
+    /// </summary>
+    public static string DescribeRequest(int? proxyThreads, long? bodyBytes, string? framing, string? headers, string? load, double? rate)
+    {
+        var parts = new List<string>();
+        if (proxyThreads is { } t)
+        {
+            parts.Add($"proxy threads {t}");
+        }
+        if (bodyBytes is > 0)
+        {
+            parts.Add($"POST {Format.Bytes(bodyBytes)}{(framing == "chunked" ? " chunked" : "")}");
+        }
+        if (!string.IsNullOrEmpty(headers) && headers != "plaintext")
+        {
+            parts.Add($"{headers} headers");
+        }
+        if (load == "fixedrate")
+        {
+            parts.Add(string.Create(System.Globalization.CultureInfo.InvariantCulture, $"fixed rate {rate:N0}/s"));
+        }
+        return string.Join(", ", parts);
+    }
+
     public string ProfileLabel => Profile.Length == 0 ? "default" : Profile;
 
     public string Label
@@ -49,6 +77,10 @@ internal sealed record Point(int? Connections, string Path, long? ResponseBytes,
             if (AppEnv.Length > 0)
             {
                 label += $", proxy env `{AppEnv}`";
+            }
+            if (Request.Length > 0)
+            {
+                label += $", {Request}";
             }
             return label;
         }
@@ -67,6 +99,10 @@ internal sealed record Point(int? Connections, string Path, long? ResponseBytes,
             if (AppEnv.Length > 0)
             {
                 slug += "-env" + ((uint)StableHash(AppEnv) % 10000).ToString("D4", System.Globalization.CultureInfo.InvariantCulture);
+            }
+            if (Request.Length > 0)
+            {
+                slug += "-q" + ((uint)StableHash(Request) % 10000).ToString("D4", System.Globalization.CultureInfo.InvariantCulture);
             }
             return slug;
         }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Checks that the load job scripts read their tools' reports: ab-job.sh and ramp-job.sh on recorded output
-# (crank/tests/data/README.md), and that a report they cannot read fails with exit code 3. A few seconds; no network.
+# Checks that the load job scripts read their tools' reports: ab-job.sh, ramp-job.sh, wrk-job.sh and fixedrate-job.sh
+# on recorded output (crank/tests/data/README.md), and that a report they cannot read fails with exit code 3. A few
+# seconds; no network.
 # Exit status: 0 all checks passed, 1 otherwise.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -35,6 +36,34 @@ check "ramp-job: step with failures" "$("$crank/ramp-job.sh" --parse-step "$data
 "$crank/ramp-job.sh" --parse-step "$data/ab-2.3.txt" "$data/h2load-1.52.log" 1000 3 > /dev/null 2>&1
 check "ramp-job: not an h2load report" "$?" 3
 "$crank/ramp-job.sh" --steps 31 http://127.0.0.1:1/ > /dev/null 2>&1; check "ramp-job: more than 30 steps refused" "$?" 2
+
+# wrk-job.sh: the statistics block (built with jq) of a recorded POST run, and --max-errors on a report with errors.
+"$crank/wrk-job.sh" --parse "$data/wrk-4.1.0-post.txt" > "$out"; check "wrk-job: exit code" "$?" 0
+check "wrk-job: figures" "$(results_of "$out")" \
+  '{"wrk/rps/mean":12490.55,"wrk/requests":24992,"wrk/latency/mean":0.57245,"wrk/latency/max":15.87,"wrk/errors/badresponses":0,"wrk/errors/socketerrors":0,"wrk/throughput":13.65,"wrk/latency/50":0.232,"wrk/latency/75":0.383,"wrk/latency/90":1.46,"wrk/latency/95":2.42,"wrk/latency/99":5.53,"warmup/seconds":0}'
+check "wrk-job: crank names" "$(sed -n 2p "$out" | jq -r '[.Metadata[].Name] | map(select(startswith("wrk/latency/99") or startswith("wrk/requests"))) | join(" ")')" \
+  'wrk/requests;http/requests wrk/latency/99;http/latency/99'
+"$crank/wrk-job.sh" --parse "$data/wrk-4.1.0-post-errors.txt" --max-errors 6 > "$out"; check "wrk-job: 7 errors, --max-errors 6" "$?" 4
+check "wrk-job: bad responses and socket errors" "$(results_of "$out" | jq -c '[.["wrk/errors/badresponses"], .["wrk/errors/socketerrors"]]')" '[4,3]'
+"$crank/wrk-job.sh" --parse "$data/wrk-4.1.0-post-errors.txt" --max-errors 7 > /dev/null; check "wrk-job: 7 errors, --max-errors 7" "$?" 0
+"$crank/wrk-job.sh" --parse "$data/ab-2.3.txt" > /dev/null 2>&1; check "wrk-job: not a wrk report" "$?" 3
+
+# fixedrate-job.sh on h2load's run against an origin that stalls every answer due from 1.0 to 1.2 s (2 connections,
+# 50 requests/s each): h2load holds the 20 requests due in the stall back and times them from their late send
+# (uncorrected p99 14.8 ms); from their due time they took 20 to 200 ms, 6.7 % of the 300, so p99 and p99.9 show it.
+"$crank/fixedrate-job.sh" --parse "$data/h2load-1.52-stall.txt" "$data/h2load-1.52-stall.log" 100 2 3 > "$out"
+check "fixedrate-job: exit code" "$?" 0
+check "fixedrate-job: figures" "$(results_of "$out")" \
+  '{"fixedrate/rate":100,"fixedrate/due":300,"fixedrate/sent":100.6666667,"fixedrate/missed":0,"fixedrate/rps":100,"fixedrate/requests":300,"fixedrate/errors/badresponses":0,"fixedrate/errors/socketerrors":0,"fixedrate/latency/50":1.545,"fixedrate/latency/90":4.615,"fixedrate/latency/99":182.687,"fixedrate/latency/99.9":202.281,"fixedrate/latency/max":202.281,"fixedrate/latency/mean":9.826963,"fixedrate/uncorrected/latency/50":0.843,"fixedrate/uncorrected/latency/99":14.777,"fixedrate/uncorrected/latency/99.9":201.474,"fixedrate/uncorrected/latency/max":201.474}'
+check "fixedrate-job: the wrk job's names" "$(sed -n 2p "$out" | jq -r '[.Metadata[].Name | split(";")[1] // empty] | join(" ")')" \
+  'http/rps/mean http/requests http/requests/badresponses http/requests/errors http/latency/50 http/latency/90 http/latency/99 http/latency/99.9 http/latency/max http/latency/mean'
+# The same log read as a run of 4 s: the 100 requests due in the 4th second got no answer and count from due to end.
+"$crank/fixedrate-job.sh" --parse "$data/h2load-1.52-stall.txt" "$data/h2load-1.52-stall.log" 100 2 4 > "$out"
+check "fixedrate-job: unanswered requests count" "$(results_of "$out" | jq -c '[.["fixedrate/due"], .["fixedrate/missed"]]')" '[400,100]'
+"$crank/fixedrate-job.sh" --parse "$data/ab-2.3.txt" "$data/h2load-1.52-stall.log" 100 2 3 > /dev/null 2>&1
+check "fixedrate-job: not an h2load report" "$?" 3
+"$crank/fixedrate-job.sh" --rate 100 --body-size 10 --body-framing chunked http://127.0.0.1:1/ > /dev/null 2>&1
+check "fixedrate-job: chunked bodies refused" "$?" 2
 
 echo "parsers-test: $((checks - failed)) of $checks checks passed"
 [ "$failed" = 0 ]

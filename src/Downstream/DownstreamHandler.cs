@@ -77,13 +77,31 @@ internal sealed class DownstreamHandler(string name)
         return FixedAsync(context);
     }
 
-    /// <summary>"/" and every other path: the body with Content-Length.</summary>
+    /// <summary>
+    /// "/" and every other path: the body with Content-Length. A request body (the POST rows of the benchmark matrix)
+    /// is read to its end and discarded before the answer, as an origin that takes an upload answers once it has it.
+    /// </summary>
     private static async Task FixedAsync(HttpContext context)
     {
         if (!TryGetSize(context, out var size))
         {
             await BadSizeAsync(context);
             return;
+        }
+
+        var request = context.Request;
+        if (request.ContentLength > 0 || request.Headers.TransferEncoding.Count > 0)
+        {
+            var reader = request.BodyReader;
+            while (true)
+            {
+                var read = await reader.ReadAsync(context.RequestAborted);
+                reader.AdvanceTo(read.Buffer.End);
+                if (read.IsCompleted)
+                {
+                    break;
+                }
+            }
         }
 
         var response = context.Response;

@@ -84,6 +84,32 @@ public sealed class DownstreamEndpointTests(NamedDownstream fixture) : IClassFix
         Assert.Equal(body.AsSpan(Piece).ToArray(), second);
     }
 
+    [Theory]
+    [InlineData(100 * 1024, false)]
+    [InlineData(100 * 1024, true)]
+    [InlineData(100, false)]
+    public async Task A_post_to_any_other_path_is_read_and_discarded_and_answered_with_the_asked_size(int size, bool chunked)
+    {
+        // The benchmark matrix's POST rows: /?s=N with a body of any size in either framing, on a keep-alive connection.
+        var body = RandomBody(size, seed: size);
+        await using var client = await Origin.ConnectAsync();
+        var framing = chunked ? "Transfer-Encoding: chunked" : $"Content-Length: {body.Length}";
+        await client.SendAsync($"POST /?s=1024 HTTP/1.1\r\nHost: downstream.example\r\n{framing}\r\n\r\n");
+        await client.SendAsync(chunked ? [.. Wire.Bytes($"{body.Length:x}\r\n"), .. body, .. "\r\n0\r\n\r\n"u8] : body);
+        var response = await client.ReadResponseAsync("POST");
+
+        Assert.NotNull(response);
+        Assert.Equal(200, response.Status);
+        Assert.Equal(1024, response.Body.Length);
+
+        // The whole body was consumed: the next request on the connection is read as a request, not as body bytes.
+        await client.SendAsync("GET /?s=7 HTTP/1.1\r\nHost: downstream.example\r\n\r\n");
+        var next = await client.ReadResponseAsync("GET");
+        Assert.NotNull(next);
+        Assert.Equal(200, next.Status);
+        Assert.Equal(7, next.Body.Length);
+    }
+
     [Fact]
     public async Task Json_answers_a_small_json_object_with_content_length()
     {

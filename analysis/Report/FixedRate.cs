@@ -1,0 +1,211 @@
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+
+namespace LLRP.Analysis;
+
+/// <summary>One fixed-rate run (crank/fixedrate-job.sh's figures) at one share of the measured maximum.</summary>
+internal sealed record FixedRateRun(string Scenario, int Percent, string Round, bool Failed, IReadOnlyDictionary<string, double> Load, double? ProxyCpuUs);
+
+/// <summary>
+/// The open-loop report (crank/fixedrate.sh writes the runs): per offered load (a share of the best peer's measured
+/// maximum), each scenario's latency percentiles from the due time (coordinated omission corrected), the answered rate,
+/// the requests missed, the proxy's CPU per request; a table of p99.9 against offered load; and charts of p99 and p99.9
+/// against offered load.
+/// </summary>
+internal static class FixedRate
+{
+    private static readonly CultureInfo Inv = CultureInfo.InvariantCulture;
+
+    public const string Usage = "usage: Report --fixed-rate <results-dir> [--out <dir>] [--no-png]";
+
+    // direct first (the floor at the same offered load), then the proxies in the issue's order.
+    private static readonly string[] Order = ["direct", "llrp-llhttp", "nginx", "haproxy", "yarp"];
+
+    private static readonly (string Name, string Label)[] Percentiles =
+        [("http/latency/50", "p50"), ("http/latency/90", "p90"), ("http/latency/99", "p99"), ("http/latency/99.9", "p99.9"), ("http/latency/max", "max")];
+
+    /// <summary>Report --fixed-rate DIR [--out DIR] [--no-png]: writes fixedrate.md (and PNGs). Exit status as Program's.</summary>
+    public static int Run(string[] args)
+    {
+        var command = ReportCommand.Parse(args, Usage, allowPrintTable: false, out var usageExit);
+        if (command is null)
+        {
+            return usageExit;
+        }
+        return ReportCommand.Run(() =>
+        {
+            var plan = ReadPlan(command.ResultsDir);
+            var runs = Read(command.ResultsDir);
+            if (runs.Count == 0)
+            {
+                throw new ReportException($"{command.ResultsDir}: no fixed-rate results (p<percent>/<scenario>.r<round>.json, as crank/fixedrate.sh writes)");
+            }
+            Directory.CreateDirectory(command.OutDir);
+            var markdown = Build(runs, plan, command.OutDir, command.Png);
+            var path = Path.Combine(command.OutDir, "fixedrate.md");
+            File.WriteAllText(path, markdown);
+            Console.WriteLine($"report: {runs.Count} fixed-rate run(s) -> {path}");
+        });
+    }
+
+    /// <summary>fixedrate.json (crank/fixedrate.sh): the maximum the rates come from, its source and the command.</summary>
+    private static Dictionary<string, string> ReadPlan(string dir)
+    {
+        var file = Path.Combine(dir, "fixedrate.json");
+        var plan = new Dictionary<string, string>(StringComparer.Ordinal);
+        if (!File.Exists(file))
+        {
+            return plan;
+        }
+        using var doc = JsonDocument.Parse(File.ReadAllText(file));
+        if (doc.RootElement.ValueKind != JsonValueKind.Object)
+        {
+            throw new ReportException($"{file}: expected a JSON object (crank/fixedrate.sh's plan)");
+        }
+        foreach (var p in doc.RootElement.EnumerateObject())
+        {
+            plan[p.Name] = p.Value.ValueKind == JsonValueKind.String ? p.Value.GetString() ?? "" : p.Value.GetRawText();
+        }
+        return plan;
+    }
+
+    /// <summary>Every DIR/p&lt;percent&gt;/&lt;scenario&gt;.r&lt;round&gt;.json whose load job ran the fixed-rate job.</summary>
+    public static List<FixedRateRun> Read(string dir)
+    {
+        var runs = new List<FixedRateRun>();
+        foreach (var folder in Directory.EnumerateDirectories(dir, "p*").Order(StringComparer.Ordinal))
+        {
+            if (!int.TryParse(Path.GetFileName(folder)[1..], NumberStyles.None, Inv, out var percent))
+            {
+                continue;
+            }
+            foreach (var file in Directory.EnumerateFiles(folder, "*.r*.json").Order(StringComparer.Ordinal))
+            {
+                using var doc = JsonDocument.Parse(File.ReadAllText(file));
+                JsonElement? root = doc.RootElement;
+                var jobs = root.Prop("jobResults").Prop("jobs");
+                var results = jobs.Prop("load").Prop("results");
+                if (results is not { ValueKind: JsonValueKind.Object } r || !r.TryGetProperty("fixedrate/rate", out _))
+                {
+                    continue;
+                }
+                var load = new Dictionary<string, double>(StringComparer.Ordinal);
+                foreach (var p in r.EnumerateObject())
+                {
+                    if (p.Value.ValueKind == JsonValueKind.Number)
+                    {
+                        load[p.Name] = p.Value.GetDouble();
+                    }
+                }
+                var properties = root.Prop("jobResults").Prop("properties");
+                var name = Path.GetFileName(file);
+                var scenario = properties.Prop("scenario").Text() ?? name[..name.IndexOf(".r", StringComparison.Ordinal)];
+                var round = properties.Prop("round").Text() ?? "1";
+                var failed = (root.Prop("returnCode").Number() ?? 0) != 0;
+                var cpu = jobs.Prop("application").Prop("results").FirstNumber("proc/cpu/per-request");
+                runs.Add(new FixedRateRun(scenario, percent, round, failed, load, cpu));
+            }
+        }
+        return runs;
+    }
+
+    private static double? Median(IEnumerable<FixedRateRun> runs, string figure) =>
+        Stats.Median(runs.Select(x => x.Load.TryGetValue(figure, out var v) ? v : (double?)null));
+
+    public static string Build(IReadOnlyList<FixedRateRun> runs, IReadOnlyDictionary<string, string> plan, string outDir, bool png)
+    {
+        var md = new StringBuilder();
+        md.Append("# Open-loop latency (fixed rate)\n\n");
+        md.Append("Each run sends at a fixed rate whatever the answers' pace (crank/fixedrate-job.sh, h2load over HTTP/1.1) and times every ")
+          .Append("request from when it was due, not from when it could be sent: coordinated omission corrected (crank/README.md, ")
+          .Append("\"Fixed rate\"). Requests due but unanswered when the window ended count with the time from their due time to its ")
+          .Append("end. `direct` (no proxy) at the same offered rate is the floor: what the load generator and the origin add on this machine.\n\n");
+        if (plan.TryGetValue("maxRps", out var max))
+        {
+            md.Append(Inv, $"Offered rates: shares of {max} requests/s, {(plan.TryGetValue("maxSource", out var src) ? Format.Inline(src) : "given")}. ");
+        }
+        if (plan.TryGetValue("command", out var cmd))
+        {
+            md.Append(Inv, $"Command: `{Format.Inline(cmd)}`. ");
+        }
+        md.Append("Medians over rounds; a run whose load job failed is left out and counted.\n\n");
+
+        var ok = runs.Where(r => !r.Failed).ToList();
+        var failed = runs.Count - ok.Count;
+        if (failed > 0)
+        {
+            md.Append(Inv, $"**{failed} run(s) failed** and are left out.\n\n");
+        }
+        var percents = runs.Select(r => r.Percent).Distinct().Order().ToList();
+        var scenarios = Order.Where(s => runs.Any(r => r.Scenario == s))
+            .Concat(runs.Select(r => r.Scenario).Distinct().Where(s => !Order.Contains(s)).Order(StringComparer.Ordinal)).ToList();
+        string OfferedLabel(int percent)
+        {
+            var offered = Median(ok.Where(r => r.Percent == percent), "fixedrate/rate");
+            return $"{percent} % ({Format.N0(offered)}/s)";
+        }
+
+        md.Append("## p99.9 against offered load (ms)\n\n| scenario |");
+        foreach (var p in percents)
+        {
+            md.Append(Inv, $" {OfferedLabel(p)} |");
+        }
+        md.Append("\n|---|").Append(string.Concat(percents.Select(_ => "--:|"))).Append('\n');
+        foreach (var s in scenarios)
+        {
+            md.Append(Inv, $"| {s} |");
+            foreach (var p in percents)
+            {
+                var cell = ok.Where(r => r.Scenario == s && r.Percent == p).ToList();
+                md.Append(cell.Count == 0 ? " - |" : $" {Format.Auto(Median(cell, "http/latency/99.9"))} |");
+            }
+            md.Append('\n');
+        }
+        md.Append('\n');
+
+        foreach (var p in percents)
+        {
+            md.Append(Inv, $"## {OfferedLabel(p)} offered\n\n");
+            md.Append("| scenario | runs | answered/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | missed | h2load's own p99 ms | proxy CPU µs/request |\n");
+            md.Append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+            foreach (var s in scenarios)
+            {
+                var cell = ok.Where(r => r.Scenario == s && r.Percent == p).ToList();
+                if (cell.Count == 0)
+                {
+                    continue;
+                }
+                md.Append(Inv, $"| {s} | {cell.Count} | {Format.N0(Median(cell, "http/rps/mean"))} |");
+                foreach (var (name, _) in Percentiles)
+                {
+                    md.Append(Inv, $" {Format.Auto(Median(cell, name))} |");
+                }
+                md.Append(Inv, $" {Format.N0(Median(cell, "fixedrate/missed"))} | {Format.Auto(Median(cell, "fixedrate/uncorrected/latency/99"))} |");
+                md.Append(Inv, $" {(s == "direct" ? "-" : Format.F(Stats.Median(cell.Select(r => r.ProxyCpuUs)), 1))} |\n");
+            }
+            md.Append('\n');
+        }
+
+        if (png && percents.Count > 0)
+        {
+            var xs = percents.Select(OfferedLabel).ToList();
+            foreach (var (name, label) in new[] { ("http/latency/99", "p99"), ("http/latency/99.9", "p99.9") })
+            {
+                var series = scenarios.Select(s => new Series(s,
+                    percents.Select(p => Median(ok.Where(r => r.Scenario == s && r.Percent == p), name)).ToList(), Charts.ColorOf(s))).ToList();
+                // A log scale once the values span more than a decade (a saturated proxy's tail is orders above the
+                // rest); within one decade it would show a single tick.
+                var values = series.SelectMany(x => x.Values).OfType<double>().Where(v => v > 0).ToList();
+                var logY = values.Count > 0 && values.Max() / values.Min() > 10;
+                var chart = Charts.LineChart($"Open-loop {label} latency against offered load",
+                    "latency from the due time (coordinated omission corrected)",
+                    "offered load (share of the best peer's maximum)", $"{label} latency (ms{(logY ? ", log scale" : "")})", xs, series, logY);
+                var file = $"fixedrate-{label.Replace(".", "", StringComparison.Ordinal)}.png";
+                chart.SavePng(Path.Combine(outDir, file));
+                md.Append(Inv, $"![{label} against offered load]({file})\n\n");
+            }
+        }
+        return md.ToString();
+    }
+}

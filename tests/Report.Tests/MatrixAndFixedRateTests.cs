@@ -1,0 +1,73 @@
+using Xunit;
+
+namespace LLRP.Analysis.Tests;
+
+/// <summary>The request matrix and the proxies' thread count in a point, and the open-loop report.</summary>
+public sealed class MatrixAndFixedRateTests : IDisposable
+{
+    private readonly string _dir = Directory.CreateTempSubdirectory("llrp-report-").FullName;
+
+    public void Dispose() => Directory.Delete(_dir, recursive: true);
+
+    [Theory]
+    // A newer file: "threads" is the proxies' beside "loadThreads" (wrk's).
+    [InlineData("""{ "connections": 64, "path": "/", "loadThreads": 1, "threads": 2, "requestBodySize": 1024, "requestBodyFraming": "chunked", "presetHeaders": "browser", "load": "wrk" }""",
+        "proxy threads 2, POST 1 KB chunked, browser headers")]
+    [InlineData("""{ "connections": 64, "path": "/", "loadThreads": 1, "threads": 1, "requestBodySize": 0, "presetHeaders": "plaintext", "load": "fixedrate", "rate": 20000 }""",
+        "proxy threads 1, fixed rate 20,000/s")]
+    // An older file: "threads" was wrk's, and says nothing about the proxies.
+    [InlineData("""{ "connections": 64, "path": "/", "threads": 1, "presetHeaders": "plaintext" }""", "")]
+    public void ThePointNamesTheProxyThreadsAndTheRequest(string variables, string request)
+    {
+        File.WriteAllText(Path.Combine(_dir, "nginx.r1.json"), Result("nginx", variables, """{ "wrk/rps/mean": 1000 }"""));
+
+        var (runs, _, _) = ResultsReader.ReadAll(_dir, skipDirectory: null);
+
+        var point = Assert.Single(runs).Point;
+        Assert.Equal(request, point.Request);
+        if (request.Length > 0)
+        {
+            Assert.EndsWith(", " + request, point.Label, StringComparison.Ordinal);
+        }
+        else
+        {
+            Assert.DoesNotContain("threads", point.Label, StringComparison.Ordinal);
+        }
+    }
+
+    [Fact]
+    public void TheFixedRateReportHasAMedianRowPerScenarioAndShareAndLeavesFailedRunsOut()
+    {
+        var p50 = Path.Combine(_dir, "p50");
+        Directory.CreateDirectory(p50);
+        File.WriteAllText(Path.Combine(p50, "nginx.r1.json"), Result("nginx", "{}", FixedRateResults(p999: 4.0)));
+        File.WriteAllText(Path.Combine(p50, "nginx.r2.json"), Result("nginx", "{}", FixedRateResults(p999: 6.0)));
+        File.WriteAllText(Path.Combine(p50, "nginx.r3.json"), Result("nginx", "{}", FixedRateResults(p999: 900.0), returnCode: 1));
+        // A closed-loop run in the same folder is not a fixed-rate run.
+        File.WriteAllText(Path.Combine(p50, "haproxy.r1.json"), Result("haproxy", "{}", """{ "wrk/rps/mean": 1000 }"""));
+
+        var runs = FixedRate.Read(_dir);
+        var markdown = FixedRate.Build(runs, new Dictionary<string, string>(), _dir, png: false);
+
+        Assert.Equal(3, runs.Count);
+        Assert.All(runs, r => Assert.Equal(("nginx", 50), (r.Scenario, r.Percent)));
+        Assert.Contains("| nginx | 5.00 |", markdown, StringComparison.Ordinal);
+        Assert.Contains("**1 run(s) failed**", markdown, StringComparison.Ordinal);
+        Assert.DoesNotContain("haproxy", markdown, StringComparison.Ordinal);
+    }
+
+    private static string FixedRateResults(double p999) => $$"""
+        { "fixedrate/rate": 2000, "http/rps/mean": 2000, "http/latency/50": 1, "http/latency/90": 2, "http/latency/99": 3,
+          "http/latency/99.9": {{p999.ToString(System.Globalization.CultureInfo.InvariantCulture)}}, "http/latency/max": 10, "fixedrate/missed": 0 }
+        """;
+
+    private static string Result(string scenario, string variables, string results, int returnCode = 0) => $$"""
+        {
+          "returnCode": {{returnCode}},
+          "jobResults": {
+            "properties": { "scenario": "{{scenario}}" },
+            "jobs": { "load": { "results": {{results}}, "variables": {{variables}} } }
+          }
+        }
+        """;
+}
