@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Opens N idle HTTP/1.1 client connections to one address and holds them, for idle-memory.sh.
 
-usage: idle-clients.py HOST PORT COUNT MODE HOLD_S
+usage: idle-clients.py HOST PORT COUNT MODE HOLD_S [CAFILE]
   MODE none     connect and send nothing (an idle connection that never started a request)
   MODE request  send one keep-alive GET / and read its whole response, then stay idle on keep-alive
   HOLD_S        seconds to hold the connections open after the last one is ready (bounded on purpose)
+  CAFILE        speak TLS (server name "localhost"), trusting the certificates in this PEM file
 
 Prints "ready N" once every connection is open (and, with MODE request, answered), then holds them
 until HOLD_S passes (or SIGTERM); prints "closed" when done. Exit 1 if any connection failed.
 """
 import asyncio
+import ssl
 import sys
 
 # Connects in bounded batches: the proxies' listen backlogs (Kestrel 512, nginx 511) would otherwise
@@ -31,9 +33,10 @@ async def read_response(reader):
     await reader.readexactly(length)
 
 
-async def open_one(host, port, mode, gate, held):
+async def open_one(host, port, mode, gate, held, tls):
     async with gate:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), CONNECT_TIMEOUT_S)
+        connect = asyncio.open_connection(host, port, ssl=tls, server_hostname="localhost" if tls else None)
+        reader, writer = await asyncio.wait_for(connect, CONNECT_TIMEOUT_S)
         if mode == "request":
             writer.write(f"GET / HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode("ascii"))
             await asyncio.wait_for(read_response(reader), CONNECT_TIMEOUT_S)
@@ -41,13 +44,14 @@ async def open_one(host, port, mode, gate, held):
 
 
 async def main():
-    if len(sys.argv) != 6 or sys.argv[4] not in ("none", "request"):
+    if len(sys.argv) not in (6, 7) or sys.argv[4] not in ("none", "request"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     host, port, count, mode, hold_s = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
+    tls = ssl.create_default_context(cafile=sys.argv[6]) if len(sys.argv) == 7 else None
     gate = asyncio.Semaphore(PARALLEL_CONNECTS)
     held = []
-    results = await asyncio.gather(*(open_one(host, port, mode, gate, held) for _ in range(count)), return_exceptions=True)
+    results = await asyncio.gather(*(open_one(host, port, mode, gate, held, tls) for _ in range(count)), return_exceptions=True)
     failures = [r for r in results if isinstance(r, BaseException)]
     print(f"ready {len(held)}" + (f" ({len(failures)} failed: {failures[0]!r})" if failures else ""), flush=True)
     await asyncio.sleep(hold_s)

@@ -15,6 +15,9 @@
 #   --port P           proxy port; the origin listens on P+1 (default 60080)
 #   --json FILE        append one JSON object per run (default: stdout only)
 #   --llrp-env K=V     extra environment for LLRP (repeatable)
+#   --tls              the clients speak TLS: every proxy listens on https with one self-signed ECDSA P-256
+#                      certificate made for the run (TLS 1.2/1.3, each proxy's default cipher choice; session
+#                      tickets as each proxy defaults), and the idle connections have completed their handshake
 #
 # Each run: start the origin and the proxy, warm the proxy with 200 requests on one connection (so the
 # request path's JIT and first-use allocations land in the baseline), settle, read VmRSS, open COUNT
@@ -23,7 +26,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-count=10000 modes="none request" settle=10 llrp_dir="" ds_dir="" label=current port=60080 json_out=""
+count=10000 modes="none request" settle=10 llrp_dir="" ds_dir="" label=current port=60080 json_out="" tls=0
 llrp_env=()
 proxies=()
 while [ $# -gt 0 ]; do
@@ -37,7 +40,8 @@ while [ $# -gt 0 ]; do
     --port) port="${2:?}"; shift 2 ;;
     --json) json_out="${2:?}"; shift 2 ;;
     --llrp-env) llrp_env+=("${2:?}"); shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --tls) tls=1; shift ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     llrp-llhttp|llrp-httpclient|nginx|haproxy) proxies+=("$1"); shift ;;
     *) echo "idle-memory: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -75,6 +79,16 @@ if [ -z "$ds_dir" ]; then
 fi
 llrp_exe="$llrp_dir/LLRP"
 ds_exe="$ds_dir/Downstream"
+scheme=http
+client_tls=()
+if [ "$tls" = 1 ]; then
+  scheme=https
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" \
+    -days 2 -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2> "$work/openssl.log" \
+    || { cat "$work/openssl.log" >&2; exit 1; }
+  cat "$work/cert.pem" "$work/key.pem" > "$work/combined.pem"
+  client_tls=("$work/cert.pem")
+fi
 
 wait_port() {
   local deadline=$(( $(date +%s) + 30 ))
@@ -88,7 +102,9 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 start_proxy() {
   case "$1" in
     llrp-llhttp|llrp-httpclient)
-      env "${llrp_env[@]}" "$llrp_exe" --urls "http://127.0.0.1:$port" --downstream "http://127.0.0.1:$ds_port" \
+      local tls_args=()
+      [ "$tls" = 0 ] || tls_args=(--certificate "$work/cert.pem" --certificateKey "$work/key.pem")
+      env "${llrp_env[@]}" "$llrp_exe" --urls "$scheme://127.0.0.1:$port" "${tls_args[@]}" --downstream "http://127.0.0.1:$ds_port" \
         --client "${1#llrp-}" > "$work/proxy.log" 2>&1 &
       ;;
     nginx)
@@ -98,6 +114,10 @@ start_proxy() {
           -e "s|^ *@SERVERS@$|        server 127.0.0.1:$ds_port;|" -e "s|@WORK_DIR@|$work/nginx|g" \
           -e "s|worker_connections  1024;|worker_connections  $((count * 2 + 256));|" \
           "$ROOT/crank/nginx/nginx.conf" > "$work/nginx/nginx.conf"
+      if [ "$tls" = 1 ]; then
+        sed -i -e "s|listen 127.0.0.1:$port;|listen 127.0.0.1:$port ssl;\n        ssl_certificate $work/cert.pem;\n        ssl_certificate_key $work/key.pem;|" \
+          "$work/nginx/nginx.conf"
+      fi
       /usr/sbin/nginx -p "$work/nginx/" -c "$work/nginx/nginx.conf" -e stderr > "$work/proxy.log" 2>&1 &
       ;;
     haproxy)
@@ -107,6 +127,7 @@ start_proxy() {
       # which idle client connections and its shared idle server connections fit in.
       sed -e "s|^    maxconn 4096 .*|    maxconn $((count + 64))\n    no strict-limits|" \
           "$ROOT/crank/haproxy/haproxy.cfg" > "$work/haproxy.cfg"
+      [ "$tls" = 0 ] || sed -i -e "s|^\( *bind \"\${LISTEN_ADDRESS}:\${LISTEN_PORT}\"\)|\1 ssl crt $work/combined.pem|" "$work/haproxy.cfg"
       LISTEN_ADDRESS=127.0.0.1 LISTEN_PORT=$port DOWNSTREAM_ADDRESS=127.0.0.1 DOWNSTREAM_PORT=$ds_port HAPROXY_THREADS=1 \
         /usr/sbin/haproxy -db -f "$work/haproxy.cfg" > "$work/proxy.log" 2>&1 &
       ;;
@@ -125,9 +146,11 @@ for proxy in "${proxies[@]}"; do
     start_proxy "$proxy"
     wait_port "$port" || { head -n 8 "$work/proxy.log" >&2; stop "$proxy_pid"; stop "$ds_pid"; continue; }
     # Warm-up: 200 requests on one connection, then closed.
-    python3 - "$port" <<'EOF'
-import socket, sys
+    python3 - "$port" "${client_tls[@]}" <<'EOF'
+import socket, ssl, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+if len(sys.argv) > 2:
+    s = ssl.create_default_context(cafile=sys.argv[2]).wrap_socket(s, server_hostname="localhost")
 for _ in range(200):
     s.sendall(b"GET / HTTP/1.1\r\nHost: warm\r\n\r\n")
     data = b""
@@ -142,7 +165,7 @@ EOF
     sleep "$settle"
     before=$(rss_kib "$proxy_pid")
     timeout $((settle * 4 + 900)) python3 "$ROOT/analysis/idle-clients.py" 127.0.0.1 "$port" "$count" "$mode" $((settle * 3 + 120)) \
-      > "$work/clients.out" 2>&1 &
+      "${client_tls[@]}" > "$work/clients.out" 2>&1 &
     clients_pid=$!; pids+=("$clients_pid")
     deadline=$(( $(date +%s) + 600 ))
     until grep -q '^ready' "$work/clients.out"; do
@@ -159,15 +182,16 @@ EOF
     opened=$(awk '{print $2}' <<< "$ready")
     stop "$clients_pid"; stop "$proxy_pid"; stop "$ds_pid"
     name="$proxy"; case "$proxy" in llrp-*) name="$proxy ($label)" ;; esac
+    [ "$tls" = 0 ] || name="$name tls"
     per=$(awk -v a="$after" -v b="$before" -v n="$opened" 'BEGIN { printf "%.2f", (n > 0 ? (a - b) / n : 0) }')
     printf '%-28s %-8s connections %-6s RSS before %8s KiB after %8s KiB  => %s KiB per connection  [%s]\n' \
       "$name" "$mode" "$opened" "$before" "$after" "$per" "$ready"
     line=$(jq -cn --arg proxy "$proxy" --arg build "$label" --arg mode "$mode" --argjson requested "$count" \
       --argjson opened "${opened:-0}" --argjson before "$before" --argjson after "$after" --argjson settle "$settle" \
-      --arg env "${llrp_env[*]:-}" \
+      --arg env "${llrp_env[*]:-}" --argjson tls "$tls" \
       '{proxy: $proxy, build: $build, mode: $mode, requested: $requested, opened: $opened, settleSeconds: $settle,
         rssBeforeKiB: $before, rssAfterKiB: $after, kibPerConnection: (if $opened > 0 then (($after - $before) / $opened * 100 | round) / 100 else null end),
-        llrpEnv: $env}')
+        llrpEnv: $env, tls: ($tls == 1)}')
     [ -z "$json_out" ] || echo "$line" >> "$json_out"
   done
 done

@@ -36,6 +36,9 @@ internal static class DownstreamHost
         builder.WebHost.UseSockets(o => o.WaitForDataBeforeAllocatingBuffer = false);
         // A proxy under test must not be credited (or charged) for bytes Downstream chose not to send.
         builder.WebHost.ConfigureKestrel(k => k.AddServerHeader = false);
+        // https:// in --urls (the https downstream of https→https scenarios): the certificate comes from Kestrel's
+        // configuration (--Kestrel:Certificates:Default:Path and :KeyPath), which the slim builder leaves out.
+        builder.WebHost.UseKestrelHttpsConfiguration();
 
         var app = builder.Build();
         // One terminal handler instead of endpoint routing: Downstream is the ceiling every proxy is

@@ -1,4 +1,5 @@
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
 using LLHttp.Http1;
 using LLHttp.Transports;
@@ -83,12 +84,25 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
     /// <summary>Opens a TCP connection. Connecting allocates (socket, task); exchanges on it do not.</summary>
     /// <exception cref="LLHttpException"><see cref="LLHttpError.ConnectFailed"/> or <see cref="LLHttpError.ConnectTimeout"/>.</exception>
     public static ValueTask<LLHttpConnection> ConnectAsync(EndPoint endPoint, LLHttpOptions? options = null, CancellationToken cancellationToken = default)
+        => ConnectAsync(endPoint, tls: null, options, cancellationToken);
+
+    /// <summary>
+    /// Opens a TCP connection and, with <paramref name="tls"/>, runs a TLS client handshake over it before any request
+    /// (<see cref="LLHttpError.TlsHandshakeFailed"/> when it fails). The connect timeout covers the handshake too, as
+    /// SocketsHttpHandler's ConnectTimeout does.
+    /// </summary>
+    public static ValueTask<LLHttpConnection> ConnectAsync(
+        EndPoint endPoint, SslClientAuthenticationOptions? tls, LLHttpOptions? options = null, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(endPoint);
         options ??= LLHttpOptions.Default;
-        return options.SocketEngine == LLHttpSocketEngine.Epoll
-            ? ConnectAsync(ct => EpollTransport.ConnectAsync(endPoint, options.ReceiveBufferSize, ct), options, cancellationToken)
-            : ConnectAsync(ct => SocketTransport.ConnectAsync(endPoint, options.ReceiveBufferSize, ct), options, cancellationToken);
+        var receiveBufferSize = options.ReceiveBufferSize;
+        Func<CancellationToken, ValueTask<Transport>> tcp = options.SocketEngine == LLHttpSocketEngine.Epoll
+            ? ct => EpollTransport.ConnectAsync(endPoint, receiveBufferSize, ct)
+            : ct => SocketTransport.ConnectAsync(endPoint, receiveBufferSize, ct);
+        return tls is null
+            ? ConnectAsync(tcp, options, cancellationToken)
+            : ConnectAsync(async ct => await TlsTransport.AuthenticateAsync(await tcp(ct).ConfigureAwait(false), tls, ct).ConfigureAwait(false), options, cancellationToken);
     }
 
     internal static async ValueTask<LLHttpConnection> ConnectAsync(

@@ -45,4 +45,7 @@ public enum LLHttpError : byte
     ReceiveFailed,
     /// <summary>The connection was aborted by an earlier error or cancellation and cannot be used.</summary>
     ConnectionAborted,
+    /// <summary>The TLS handshake failed: the certificate was not trusted, expired or for another name, or no protocol
+    /// or cipher suite was shared. Nothing of the request was sent. A proxy answers 502.</summary>
+    TlsHandshakeFailed,
 }

@@ -1,8 +1,10 @@
 using System.Globalization;
 using System.Net;
+using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using LLHttp;
 using LLRP.Balancing;
+using LLRP.Tls;
 using Microsoft.Extensions.Configuration;
 
 namespace LLRP;
@@ -31,8 +33,12 @@ public sealed class ProxyOptions
     /// </summary>
     public static IReadOnlyList<OptionInfo> Known { get; } =
     [
-        new("urls", DefaultUrls, "listen addresses, ';'-separated http://IP:PORT (localhost, * and + accepted)"),
-        new("downstream", "(required)", "one or more http://HOST:PORT, ';'-separated; loadBalancing chooses among them"),
+        new("urls", DefaultUrls, "listen addresses, ';'-separated http://IP:PORT or https://IP:PORT (localhost, * and + accepted)"),
+        new("certificate", "", "https listeners: the server certificate, a PEM file (key in --certificateKey, or in the same file) or a PKCS#12 file"),
+        new("certificateKey", "", "https listeners: the PEM private key of --certificate"),
+        new("tlsHandshakeTimeout", "10", "seconds a client may take to complete its TLS handshake; then the connection closes (Kestrel's default)"),
+        new("downstream", "(required)", "one or more http://HOST:PORT or https://HOST:PORT, ';'-separated; loadBalancing chooses among them"),
+        new("downstreamTrust", "", "https downstreams: a PEM bundle of CA certificates trusted besides the system store"),
         new("client", "llhttp", "forwarding variant: llhttp, httpclient, httpclient-httpcontext or yarp"),
         new("shareClients", "false", "share clients across inbound connections (llhttp: one LIFO connection pool per downstream)"),
         new("shareClients.roundRobin", "false", "HttpClient-based variants with shareClients: rotate clients per request, not per connection"),
@@ -70,7 +76,17 @@ public sealed class ProxyOptions
     /// <summary>The --urls value as given, and the addresses it names.</summary>
     public string Urls { get; init; } = DefaultUrls;
 
-    public IPEndPoint[] ListenEndPoints { get; init; } = [new(IPAddress.Loopback, 8080)];
+    public ListenEndPoint[] ListenEndPoints { get; init; } = [new(new IPEndPoint(IPAddress.Loopback, 8080), Tls: false)];
+
+    /// <summary>The certificate https listeners present; null when every listener is cleartext.</summary>
+    public X509Certificate2? ServerCertificate { get; init; }
+
+    // Matches Kestrel's HttpsConnectionAdapterOptions.HandshakeTimeout (10 s): a client that opens a TLS connection and
+    // stalls its handshake (slowloris during TLS) holds a connection this long at most.
+    public TimeSpan TlsHandshakeTimeout { get; init; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>What https downstreams are checked against: the system store, plus --downstreamTrust.</summary>
+    public DownstreamTrust DownstreamTrust { get; init; } = DownstreamTrust.System;
 
     public ClientKind Client { get; init; } = ClientKind.LLHttp;
 
@@ -186,15 +202,16 @@ public sealed class ProxyOptions
         var downstream = config["downstream"];
         if (string.IsNullOrWhiteSpace(downstream))
         {
-            throw new OptionsException("--downstream is required: one or more http://IP:PORT separated by ';'.");
+            throw new OptionsException("--downstream is required: one or more http://HOST:PORT or https://HOST:PORT separated by ';'.");
         }
 
         var uris = new List<Uri>();
         foreach (var part in downstream.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
         {
-            if (!Uri.TryCreate(part, UriKind.Absolute, out var uri) || uri.Scheme != Uri.UriSchemeHttp || uri.AbsolutePath != "/" || !string.IsNullOrEmpty(uri.Query))
+            if (!Uri.TryCreate(part, UriKind.Absolute, out var uri) || (uri.Scheme != Uri.UriSchemeHttp && uri.Scheme != Uri.UriSchemeHttps)
+                || uri.AbsolutePath != "/" || !string.IsNullOrEmpty(uri.Query))
             {
-                throw new OptionsException($"--downstream '{part}' is not an http://HOST:PORT address (https, paths and queries are not supported).");
+                throw new OptionsException($"--downstream '{part}' is not an http://HOST:PORT or https://HOST:PORT address (paths and queries are not supported).");
             }
             uris.Add(uri);
         }
@@ -204,11 +221,15 @@ public sealed class ProxyOptions
         }
 
         var urls = config["urls"] ?? DefaultUrls;
+        var listen = ParseUrls(urls);
         return new ProxyOptions
         {
             Downstreams = [.. uris],
             Urls = urls,
-            ListenEndPoints = ParseUrls(urls),
+            ListenEndPoints = listen,
+            ServerCertificate = LoadServerCertificate(config, listen),
+            TlsHandshakeTimeout = Seconds(config, "tlsHandshakeTimeout", 10),
+            DownstreamTrust = LoadDownstreamTrust(config, uris),
             Client = ParseClient(config["client"]),
             ShareClients = Bool(config, "shareClients", false),
             ShareClientsRoundRobin = Bool(config, "shareClients.roundRobin", false),
@@ -243,6 +264,54 @@ public sealed class ProxyOptions
             StatsInterval = Seconds(config, "statsInterval", 0, allowZero: true),
             StatsWindow = Seconds(config, "statsWindow", 0, allowZero: true),
         };
+    }
+
+    private static X509Certificate2? LoadServerCertificate(IConfiguration config, ListenEndPoint[] listen)
+    {
+        var certificate = config["certificate"];
+        var key = config["certificateKey"];
+        var tls = listen.Any(l => l.Tls);
+        if (string.IsNullOrWhiteSpace(certificate))
+        {
+            return tls ? throw new OptionsException("--urls has an https:// address: --certificate is required (and --certificateKey for a PEM key file).")
+                : string.IsNullOrWhiteSpace(key) ? null : throw new OptionsException($"--certificateKey '{key}' is given without --certificate.");
+        }
+        X509Certificate2 loaded;
+        try
+        {
+            loaded = Tls.ServerCertificate.Load(certificate.Trim(), key?.Trim());
+        }
+        catch (TlsSetupException e)
+        {
+            throw new OptionsException(e.Message);
+        }
+        if (!tls)
+        {
+            loaded.Dispose();
+            throw new OptionsException("--certificate is given but --urls has no https:// address.");
+        }
+        return loaded;
+    }
+
+    private static DownstreamTrust LoadDownstreamTrust(IConfiguration config, List<Uri> downstreams)
+    {
+        var path = config["downstreamTrust"];
+        if (string.IsNullOrWhiteSpace(path))
+        {
+            return DownstreamTrust.System;
+        }
+        DownstreamTrust trust;
+        try
+        {
+            trust = DownstreamTrust.Load(path.Trim());
+        }
+        catch (TlsSetupException e)
+        {
+            throw new OptionsException(e.Message);
+        }
+        return downstreams.Any(d => d.Scheme == Uri.UriSchemeHttps)
+            ? trust
+            : throw new OptionsException("--downstreamTrust is given but --downstream has no https:// address.");
     }
 
     public static ClientKind ParseClient(string? value) => value?.ToLowerInvariant() switch
@@ -372,15 +441,15 @@ public sealed class ProxyOptions
         return TimeSpan.FromSeconds(seconds);
     }
 
-    private static IPEndPoint[] ParseUrls(string urls)
+    private static ListenEndPoint[] ParseUrls(string urls)
     {
-        var endPoints = new List<IPEndPoint>();
+        var endPoints = new List<ListenEndPoint>();
         foreach (var url in urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
         {
             if (!Uri.TryCreate(url.Replace("*", "0.0.0.0", StringComparison.Ordinal).Replace("+", "0.0.0.0", StringComparison.Ordinal), UriKind.Absolute, out var uri)
-                || uri.Scheme != Uri.UriSchemeHttp || uri.AbsolutePath != "/" || !string.IsNullOrEmpty(uri.Query))
+                || (uri.Scheme != Uri.UriSchemeHttp && uri.Scheme != Uri.UriSchemeHttps) || uri.AbsolutePath != "/" || !string.IsNullOrEmpty(uri.Query))
             {
-                throw new OptionsException($"--urls '{url}' is not an http://IP:PORT address.");
+                throw new OptionsException($"--urls '{url}' is not an http://IP:PORT or https://IP:PORT address.");
             }
             var host = uri.Host.Trim('[', ']');
             IPAddress address;
@@ -392,12 +461,15 @@ public sealed class ProxyOptions
             {
                 throw new OptionsException($"--urls '{url}': '{uri.Host}' is not an IP address or localhost.");
             }
-            endPoints.Add(new IPEndPoint(address, uri.Port));
+            endPoints.Add(new ListenEndPoint(new IPEndPoint(address, uri.Port), uri.Scheme == Uri.UriSchemeHttps));
         }
         // Kestrel given no address would fall back to its own default (localhost:5000), which nobody asked for.
         return endPoints.Count > 0 ? [.. endPoints] : throw new OptionsException("--urls names no address: one or more http://IP:PORT separated by ';'.");
     }
 }
+
+/// <summary>One --urls address: where to listen, and whether clients speak TLS there.</summary>
+public sealed record ListenEndPoint(IPEndPoint EndPoint, bool Tls);
 
 /// <summary>An option as --help shows it.</summary>
 public sealed record OptionInfo(string Name, string Default, string Meaning);

@@ -232,12 +232,12 @@ public sealed class BalancingTests
         var choice = new DownstreamChoice(set);
         for (var i = 0; i < 100; i++)
         {
-            choice.Release(choice.Acquire(), null, cancelled: false);
+            choice.Release(choice.Acquire());
         }
         var before = GC.GetAllocatedBytesForCurrentThread();
         for (var i = 0; i < 10_000; i++)
         {
-            choice.Release(choice.Acquire(), null, cancelled: false);
+            choice.Release(choice.Acquire());
         }
         Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
     }

@@ -18,8 +18,12 @@ public sealed class CommandLineTests
     // One bad value per option, with what the message must promise. Every known option must appear here.
     public static readonly TheoryData<string, string, string> BadValues = new()
     {
-        { "urls", "https://127.0.0.1:1", "is not an http://IP:PORT address" },
-        { "downstream", "ftp://127.0.0.1:1", "is not an http://HOST:PORT address (https, paths and queries are not supported)" },
+        { "urls", "ftp://127.0.0.1:1", "is not an http://IP:PORT or https://IP:PORT address" },
+        { "certificate", "/nonexistent/llrp.pem", "does not exist" },
+        { "certificateKey", "/nonexistent/llrp.key", "is given without --certificate" },
+        { "tlsHandshakeTimeout", "0", "is not a number of seconds above 0 and at most 86400" },
+        { "downstream", "ftp://127.0.0.1:1", "is not an http://HOST:PORT or https://HOST:PORT address (paths and queries are not supported)" },
+        { "downstreamTrust", "/nonexistent/ca.pem", "does not exist" },
         { "client", "nginx", "is not one of llhttp, httpclient, httpclient-httpcontext, yarp" },
         { "shareClients", "yes", "is not true or false" },
         { "shareClients.roundRobin", "2", "is not true or false" },

@@ -92,6 +92,49 @@ public sealed class StopAndReportTests
     }
 
     [Fact]
+    public async Task The_summary_counts_failed_exchanges_by_what_the_client_saw_beside_the_rejected_heads()
+    {
+        using var refusing = new RefusingPort();
+        await using var llrp = ProgramRun.Start(["--urls", "http://127.0.0.1:0", "--downstream", refusing.Url]);
+        var url = await llrp.ListeningAsync();
+        for (var i = 0; i < 5; i++)
+        {
+            await using var client = await RawClient.ConnectAsync(url);
+            await client.SendAsync(Get);
+            var response = await client.ReadResponseAsync();
+            Assert.True(response?.Status == 502, $"expected 502, got {response}");
+        }
+        await using (var client = await RawClient.ConnectAsync(url))
+        {
+            await client.SendAsync("GET / HTTP/1.1\r\n\r\n");
+            var response = await client.ReadResponseAsync();
+            Assert.True(response?.Status == 400, $"expected 400 for a request without Host, got {response}");
+        }
+
+        llrp.Terminate();
+
+        var result = await llrp.WaitForExitAsync();
+        Assert.True(result.ExitCode == 0, result.ToString());
+        Assert.Contains(result.Output, l => l.StartsWith("LLRP served 0 requests, rejected 1, failed 5 (5 answered 502), ", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void Failed_exchanges_are_described_by_kind_in_status_order()
+    {
+        var failed = new FailedExchanges();
+        Assert.Equal("failed 0", failed.Describe());
+        failed.Answered(504);
+        failed.Answered(502);
+        failed.Answered(502);
+        failed.Answered(408);
+        failed.Aborted();
+        failed.ClientGone();
+        failed.ClientGone();
+        Assert.Equal(7, failed.Total);
+        Assert.Equal("failed 7 (1 answered 408, 2 answered 502, 1 answered 504, 1 aborted mid-response, 2 client gone)", failed.Describe());
+    }
+
+    [Fact]
     public async Task Statistics_print_every_interval_even_without_requests()
     {
         await using var llrp = ProgramRun.Start(["--urls", "http://127.0.0.1:0", "--downstream", "http://127.0.0.1:9", "--statsInterval", "0.2"]);

@@ -5,7 +5,7 @@ namespace HttpClientProxy;
 /// <summary>The proxy's options, read once from IConfiguration (command line, environment, appsettings.json).</summary>
 public sealed class ForwarderOptions
 {
-    /// <summary>"http://host:port" of each downstream, without a trailing slash; requests rotate over them.</summary>
+    /// <summary>"http://host:port" or "https://host:port" of each downstream, without a trailing slash; requests rotate over them.</summary>
     public required string[] Downstreams { get; init; }
 
     // Matches YARP's ActivityTimeout (100 s, itself HttpClient.Timeout's default) and LLRP's option of the same name:
@@ -17,18 +17,19 @@ public sealed class ForwarderOptions
         var downstream = config["downstream"];
         if (string.IsNullOrWhiteSpace(downstream))
         {
-            throw new OptionsException("--downstream is required: one or more http://IP:PORT separated by ';'.");
+            throw new OptionsException("--downstream is required: one or more http://IP:PORT or https://IP:PORT separated by ';'.");
         }
 
         var prefixes = new List<string>();
         foreach (var part in downstream.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
         {
-            if (!Uri.TryCreate(part, UriKind.Absolute, out var uri) || uri.Scheme != Uri.UriSchemeHttp
+            if (!Uri.TryCreate(part, UriKind.Absolute, out var uri) || (uri.Scheme != Uri.UriSchemeHttp && uri.Scheme != Uri.UriSchemeHttps)
                 || uri.AbsolutePath != "/" || !string.IsNullOrEmpty(uri.Query) || !string.IsNullOrEmpty(uri.UserInfo))
             {
-                throw new OptionsException($"--downstream '{part}' is not an http://IP:PORT address (https, paths and queries are not supported).");
+                throw new OptionsException($"--downstream '{part}' is not an http://IP:PORT or https://IP:PORT address (paths and queries are not supported).");
             }
-            prefixes.Add($"http://{uri.Authority}");
+            // https: HttpClient's own TLS, checked against the system store (SSL_CERT_FILE and SSL_CERT_DIR add to it on Linux).
+            prefixes.Add($"{uri.Scheme}://{uri.Authority}");
         }
         if (prefixes.Count == 0)
         {

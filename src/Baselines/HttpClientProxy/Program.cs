@@ -41,8 +41,8 @@ builder.WebHost.ConfigureKestrel(k =>
     // The downstream's Server header is forwarded instead; Kestrel adding its own would only add bytes.
     k.AddServerHeader = false;
     // Limits (header size and count, body size, timeouts) stay at Kestrel's defaults: they are what a deployed
-    // app runs with, and LLRP's own limits copy them. Plain HTTP only (no HTTPS endpoint is configured): TLS is
-    // not what this comparison measures.
+    // app runs with, and LLRP's own limits copy them. An https:// address in --urls takes its certificate from
+    // Kestrel's own configuration, as a deployed app does (--Kestrel:Certificates:Default:Path and :KeyPath).
 });
 
 builder.Services.AddSingleton(options);

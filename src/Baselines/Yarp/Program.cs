@@ -33,7 +33,8 @@ if (string.IsNullOrWhiteSpace(builder.Configuration["urls"]))
 // The load generator keeps every connection busy: skip the zero-byte read that saves memory only on idle connections.
 builder.WebHost.UseSockets(o => o.WaitForDataBeforeAllocatingBuffer = false);
 // The downstream's Server header is forwarded instead; Kestrel adding its own would only add bytes. Every limit and
-// timeout stays at Kestrel's default (what a deployed app runs with, and what LLRP's own limits copy); plain HTTP only.
+// timeout stays at Kestrel's default (what a deployed app runs with, and what LLRP's own limits copy). An https://
+// address in --urls takes its certificate from Kestrel's own configuration (--Kestrel:Certificates:Default:Path, :KeyPath).
 builder.WebHost.ConfigureKestrel(k => k.AddServerHeader = false);
 
 builder.Services.AddReverseProxy().LoadFromConfig(builder.Configuration.GetSection("ReverseProxy"));
@@ -53,7 +54,7 @@ static Dictionary<string, string?> ReverseProxySection(IConfiguration config)
     var downstream = config["downstream"];
     if (string.IsNullOrWhiteSpace(downstream))
     {
-        throw new FormatException("--downstream is required: one or more http://IP:PORT separated by ';'.");
+        throw new FormatException("--downstream is required: one or more http://IP:PORT or https://IP:PORT separated by ';'.");
     }
     var section = new Dictionary<string, string?>
     {
@@ -64,12 +65,13 @@ static Dictionary<string, string?> ReverseProxySection(IConfiguration config)
     var index = 0;
     foreach (var part in downstream.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
     {
-        if (!Uri.TryCreate(part, UriKind.Absolute, out var uri) || uri.Scheme != Uri.UriSchemeHttp
+        if (!Uri.TryCreate(part, UriKind.Absolute, out var uri) || (uri.Scheme != Uri.UriSchemeHttp && uri.Scheme != Uri.UriSchemeHttps)
             || uri.AbsolutePath != "/" || !string.IsNullOrEmpty(uri.Query) || !string.IsNullOrEmpty(uri.UserInfo))
         {
-            throw new FormatException($"--downstream '{part}' is not an http://IP:PORT address (https, paths and queries are not supported).");
+            throw new FormatException($"--downstream '{part}' is not an http://IP:PORT or https://IP:PORT address (paths and queries are not supported).");
         }
-        section[$"ReverseProxy:Clusters:downstream:Destinations:d{index++}:Address"] = $"http://{uri.Authority}/";
+        // https: YARP's own TLS, checked against the system store (SSL_CERT_FILE and SSL_CERT_DIR add to it on Linux).
+        section[$"ReverseProxy:Clusters:downstream:Destinations:d{index++}:Address"] = $"{uri.Scheme}://{uri.Authority}/";
     }
     if (index == 0)
     {

@@ -1,4 +1,5 @@
 using System.Net;
+using System.Net.Security;
 using LLHttp.Transports;
 
 namespace LLHttp.Pooling;
@@ -21,7 +22,13 @@ public sealed class LLHttpConnectionPool : IDisposable
     private bool _disposed;
 
     public LLHttpConnectionPool(EndPoint endPoint, LLHttpOptions? options = null)
-        : this(ct => LLHttpConnection.ConnectAsync(endPoint, options, ct), options ?? LLHttpOptions.Default)
+        : this(endPoint, tls: null, options)
+    {
+    }
+
+    /// <summary>A pool whose new connections run a TLS handshake with <paramref name="tls"/> (null: plain TCP).</summary>
+    public LLHttpConnectionPool(EndPoint endPoint, SslClientAuthenticationOptions? tls, LLHttpOptions? options = null)
+        : this(ct => LLHttpConnection.ConnectAsync(endPoint, tls, options, ct), options ?? LLHttpOptions.Default)
     {
         ArgumentNullException.ThrowIfNull(endPoint);
     }

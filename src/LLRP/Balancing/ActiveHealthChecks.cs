@@ -42,6 +42,8 @@ internal sealed class ActiveHealthChecks : IDisposable
             AutomaticDecompression = DecompressionMethods.None,
             UseCookies = false,
             ConnectTimeout = options.HealthCheckTimeout,
+            // Probes of https downstreams trust what the exchanges trust.
+            SslOptions = new() { RemoteCertificateValidationCallback = options.DownstreamTrust.Callback },
         })
         {
             // Each probe has its own deadline (healthCheckTimeout) through its token.

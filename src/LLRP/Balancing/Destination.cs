@@ -20,6 +20,11 @@ public sealed class Destination
     {
         Address = address;
         Id = address.GetLeftPart(UriPartial.Authority);
+        InvokerPrefix = $"http://{address.Authority}";
+        if (address.Scheme == Uri.UriSchemeHttps && address.IsDefaultPort)
+        {
+            InvokerPrefix += ":443";
+        }
         Authority = Encoding.ASCII.GetBytes(address.Authority);
         EndPoint = IPAddress.TryParse(address.Host.Trim('[', ']'), out var ip)
             ? new IPEndPoint(ip, address.Port)
@@ -33,6 +38,12 @@ public sealed class Destination
 
     /// <summary>host:port as ASCII: the Host of a request whose client sent none (an HTTP/1.0 client).</summary>
     public byte[] Authority { get; }
+
+    /// <summary>
+    /// "http://host:port" whatever the scheme: the prefix of the URIs the HttpClient-based variants send, whose
+    /// connections to an https downstream run TLS in DownstreamClients' connect callback (which says why).
+    /// </summary>
+    public string InvokerPrefix { get; }
 
     public EndPoint EndPoint { get; }
 

@@ -1,3 +1,5 @@
+using LLRP.Errors;
+
 namespace LLRP.Balancing;
 
 /// <summary>
@@ -40,25 +42,23 @@ internal sealed class DownstreamChoice(DownstreamSet set)
         return destination;
     }
 
-    /// <summary>
-    /// The exchange with <paramref name="destination"/> ended; a <paramref name="failure"/> that is not the client's
-    /// (<paramref name="cancelled"/>: the client left or a timeout fired) goes to passive health.
-    /// </summary>
-    public void Release(Destination destination, Exception? failure, bool cancelled)
-    {
-        destination.RequestEnded();
-        if (failure is not null && !cancelled)
-        {
-            set.ReportFailure(destination, failure);
-        }
-    }
+    /// <summary>The exchange with <paramref name="destination"/> ended well.</summary>
+    public void Release(Destination destination) => destination.RequestEnded();
 
     /// <summary>
-    /// Whether a request that failed with <paramref name="failure"/> on <paramref name="failed"/> is sent once more,
-    /// elsewhere: only when no connection could be opened (the first, or the client's reconnect of a reused connection
-    /// that closed unanswered, which LLHttp and SocketsHttpHandler make only for a request they can send again), since
-    /// nothing else may be assumed idempotent, and only when another downstream is available.
+    /// The one rule for "retry on another downstream", used by every variant: the attempt on
+    /// <paramref name="destination"/> failed with <paramref name="failure"/>, which goes to passive health. Returns the
+    /// downstream for the next attempt to exclude when the request goes once more, elsewhere; null when the failure is
+    /// final. A request goes once more only when no connection could be opened (the first, or the client's reconnect of a
+    /// reused connection that closed unanswered, which LLHttp and SocketsHttpHandler make only for a request they can
+    /// send again: <see cref="ProxyException.MayRetryElsewhere"/>), since nothing else may be assumed idempotent; only
+    /// when nothing was written to the client, this was the first attempt (<paramref name="excluded"/> is null), and
+    /// another downstream is available.
     /// </summary>
-    public bool MayRetryElsewhere(Destination failed, Exception failure, bool cancelled) =>
-        !cancelled && TransportFailures.IsConnectFailure(failure) && set.AnyAvailable(failed);
+    public Destination? Failed(Destination destination, ProxyException failure, Destination? excluded, bool responseStarted)
+    {
+        destination.RequestEnded();
+        set.ReportFailure(destination, failure);
+        return excluded is null && !responseStarted && failure.MayRetryElsewhere && set.AnyAvailable(destination) ? destination : null;
+    }
 }

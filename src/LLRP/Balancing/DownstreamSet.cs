@@ -60,14 +60,15 @@ internal sealed class DownstreamSet : IDisposable
     public bool AnyAvailable(Destination? exclude) => Candidates.Count(Destinations, Environment.TickCount64, exclude) > 0;
 
     /// <summary>
-    /// Passive health: <paramref name="failure"/> ended an exchange with <paramref name="destination"/>; a transport
-    /// failure takes it out for passiveHealthReactivationPeriod. A lone downstream is never taken out (as nginx ignores
+    /// Passive health: <paramref name="failure"/> ended an exchange with <paramref name="destination"/>; a failure of
+    /// the connection to it (<see cref="ProxyException.ConnectionFailed"/>, classified where it happened) takes it out
+    /// for passiveHealthReactivationPeriod; a timeout, an invalid response or the client's own failure does not. A lone downstream is never taken out (as nginx ignores
     /// max_fails for a single server): there is nowhere else to send, so 502 for the failing request is the honest
     /// answer and the next request tries again.
     /// </summary>
-    public void ReportFailure(Destination destination, Exception failure)
+    public void ReportFailure(Destination destination, ProxyException failure)
     {
-        if (_reactivationMs == 0 || Destinations.Length < 2 || !TransportFailures.IsTransportFailure(failure))
+        if (_reactivationMs == 0 || Destinations.Length < 2 || failure.Side != FailureSide.Downstream || !failure.ConnectionFailed)
         {
             return;
         }
@@ -80,7 +81,8 @@ internal sealed class DownstreamSet : IDisposable
     }
 
     [DoesNotReturn]
-    public static void ThrowNoneAvailable() => ProxyThrow.Throw(ProxyError.NoDownstreamAvailable,
+    public static void ThrowNoneAvailable() => throw new ProxyException(ProxyError.NoDownstreamAvailable, FailureSide.Downstream,
+        ExchangePhase.Connect, requestSent: false, connectionFailed: false,
         "Every downstream is out (a transport failure within passiveHealthReactivationPeriod, or failing active health checks).");
 
     public string Describe() => Mode.ToString();

@@ -1,22 +1,24 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
-using System.Runtime.CompilerServices;
 using System.Text;
 using LLRP.Balancing;
 using LLRP.Buffers;
 using LLRP.Errors;
+using LLRP.Exchanges;
 using LLRP.Http1;
 using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Connections.Features;
 using KestrelBadRequest = Microsoft.AspNetCore.Http.BadHttpRequestException;
 
 namespace LLRP.Connections;
 
 /// <summary>
-/// One client connection and its one request loop: read and validate a head, let the variant's
-/// <see cref="IForwarder"/> send it downstream and relay the response into <see cref="Response"/>, flush, and go on
-/// until either side wants the connection closed. Pipelined requests wait in the connection's input. Every failure
-/// ends here as a <see cref="ProxyError"/> and is answered in <see cref="FailExchangeAsync"/>.
+/// One client connection and its one request loop, the HTTP/1.1 front end: read and validate a head, start the
+/// connection's <see cref="Exchange"/> for it, let the variant's <see cref="IForwarder"/> send it downstream and relay
+/// the response into the exchange's response, flush, and go on until either side wants the connection closed.
+/// Pipelined requests wait in the connection's input. Every failure ends here as a <see cref="ProxyException"/> and is
+/// answered in <see cref="FailExchangeAsync"/>.
 /// </summary>
 internal sealed class ProxyConnection
 {
@@ -28,7 +30,7 @@ internal sealed class ProxyConnection
         NextRequest,
         /// <summary>The first byte of a head arrived: requestHeadersTimeout; expiry answers 408.</summary>
         RequestHead,
-        /// <summary>Forwarding: downstreamResponseTimeout, restarted by <see cref="RestartDownstreamTimeout"/>; expiry cancels <see cref="Aborted"/>.</summary>
+        /// <summary>Forwarding: the exchange's deadline (downstreamResponseTimeout, restarted by progress); expiry aborts the exchange.</summary>
         Downstream,
         /// <summary>Discarding the rest of a body after an early response: <see cref="RequestBodyDrainTimeout"/>; expiry closes.</summary>
         Drain,
@@ -58,8 +60,8 @@ internal sealed class ProxyConnection
     private readonly ProxyServer _server;
     private readonly ProxyOptions _options;
     private readonly IForwarder _forwarder;
-    private readonly CancellationTokenSource _forwardingCts = new();
-    private readonly long _downstreamTimeoutMs;
+    // One exchange per connection, reused request after request: HTTP/1.1 has one in flight at a time.
+    private readonly Exchange _exchange;
     private long _deadline = long.MaxValue;
     private volatile Waiting _waiting;
     private volatile bool _headTimedOut;
@@ -77,12 +79,13 @@ internal sealed class ProxyConnection
         _input = context.Transport.Input;
         _options = server.Options;
         _forwarder = forwarder;
-        _downstreamTimeoutMs = (long)_options.DownstreamResponseTimeout.TotalMilliseconds;
-        Index = index;
         Head = new RequestHead(_options);
         Response = new ResponseWriter(context.Transport.Output);
         Body = new RequestBodyReader(_input, _options, SendContinueAsync);
-        ForwardedFor = Encoding.ASCII.GetBytes((context.RemoteEndPoint as IPEndPoint)?.Address.ToString() ?? "unknown");
+        var forwardedFor = Encoding.ASCII.GetBytes((context.RemoteEndPoint as IPEndPoint)?.Address.ToString() ?? "unknown");
+        // Kestrel's TLS middleware (an https:// listener) puts its handshake feature on the connection.
+        var tls = context.Features.Get<ITlsHandshakeFeature>() is not null;
+        _exchange = new Exchange(Head, Body, Response, _options.DownstreamResponseTimeout, forwardedFor, index, tls);
     }
 
     /// <summary>The downstream of the latest exchange (none before the first one), named when a failed exchange is logged.</summary>
@@ -91,52 +94,13 @@ internal sealed class ProxyConnection
     /// <summary>A request head was accepted and its exchange has not ended: what a graceful stop waits for.</summary>
     public bool InExchange => _inExchange;
 
-    /// <summary>The connection's number in arrival order, for client assignment.</summary>
-    public int Index { get; }
-    public RequestHead Head { get; }
-    public RequestBodyReader Body { get; }
-    public ResponseWriter Response { get; }
-    /// <summary>The client's address for X-Forwarded-For (RFC 7239 §5.2 names the same information "for").</summary>
-    public byte[] ForwardedFor { get; }
-
-    /// <summary>Cancelled when downstreamResponseTimeout expires or the client goes away; every downstream wait uses it.</summary>
-    public CancellationToken Aborted => _forwardingCts.Token;
-
-    /// <summary>
-    /// A piece of the request body reached the downstream or a piece of the response body came back: the exchange is
-    /// progressing, so downstreamResponseTimeout starts again (it bounds each wait, not the whole exchange).
-    /// </summary>
-    public void RestartDownstreamTimeout() => Volatile.Write(ref _deadline, Environment.TickCount64 + _downstreamTimeoutMs);
-
-    /// <summary>
-    /// <paramref name="count"/> bytes of response body arrived in <see cref="ResponseWriter.GetBodyMemory"/>: commits
-    /// them, restarts downstreamResponseTimeout, and sends them to the client unless the body is now complete (then the
-    /// connection flushes it with the head, one send for a small response).
-    /// </summary>
-    public ValueTask ResponseBodyReceivedAsync(int count)
-    {
-        Response.AdvanceBody(count);
-        RestartDownstreamTimeout();
-        if (!Response.ExpectsMoreBody)
-        {
-            return default;
-        }
-        var flush = Response.FlushAsync();
-        return flush.IsCompletedSuccessfully && !flush.Result.IsCompleted ? default : AwaitClientFlushAsync(flush);
-    }
-
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    private static async ValueTask AwaitClientFlushAsync(ValueTask<FlushResult> flush)
-    {
-        if ((await flush).IsCompleted)
-        {
-            ProxyThrow.ClientGone();
-        }
-    }
+    private RequestHead Head { get; }
+    private RequestBodyReader Body { get; }
+    private ResponseWriter Response { get; }
 
     public async Task RunAsync()
     {
-        using var closed = _context.ConnectionClosed.Register(static state => ((ProxyConnection)state!).CancelForwarding(), this);
+        using var closed = _context.ConnectionClosed.Register(static state => ((Exchange)state!).ClientGone(), _exchange);
         try
         {
             // One async method for the connection's life: its awaits reuse one state machine, request after request.
@@ -151,6 +115,11 @@ internal sealed class ProxyConnection
                 while (status == HeadStatus.Incomplete);
                 if (status == HeadStatus.Rejected)
                 {
+                    if (_rejection == ProxyError.RequestTimeout)
+                    {
+                        // A head too slow is not a refused one: the exchange began and failed on the client's side.
+                        _server.Failed.Answered(ProxyErrors.StatusCode(_rejection));
+                    }
                     await Response.WriteErrorAsync(ProxyErrors.StatusCode(_rejection));
                 }
                 if (status != HeadStatus.Complete)
@@ -161,7 +130,7 @@ internal sealed class ProxyConnection
                 StartExchange();
                 try
                 {
-                    await _forwarder.ForwardAsync(this);
+                    await _forwarder.ForwardAsync(_exchange);
                     if (!Response.IsComplete)
                     {
                         ProxyThrow.Throw(ProxyError.DownstreamBodyCutShort, "The variant ended without completing the response.");
@@ -194,7 +163,7 @@ internal sealed class ProxyConnection
             _inExchange = false;
             Head.Reset();
             _forwarder.Dispose();
-            _forwardingCts.Dispose();
+            _exchange.Dispose();
         }
     }
 
@@ -216,7 +185,7 @@ internal sealed class ProxyConnection
         var scratch = ProxyBuffers.Bytes.Rent(DrainBufferLength);
         try
         {
-            while (await Body.ReadAsync(scratch, Aborted) > 0)
+            while (await Body.ReadAsync(scratch, _exchange.Aborted) > 0)
             {
             }
             return true;
@@ -290,12 +259,10 @@ internal sealed class ProxyConnection
         return HeadStatus.Incomplete;
     }
 
-    /// <summary>The head is valid: starts body de-framing, the response and downstreamResponseTimeout.</summary>
+    /// <summary>The head is valid: starts the exchange (body de-framing, the response and its deadline).</summary>
     private void StartExchange()
     {
-        Body.Start(Head);
-        Response.Start(Head);
-        RestartDownstreamTimeout();
+        _exchange.Start();
         _inExchange = true;
         _waiting = Waiting.Downstream;
     }
@@ -307,33 +274,27 @@ internal sealed class ProxyConnection
     private async Task FailExchangeAsync(Exception e)
     {
         _waiting = Waiting.Nothing;
-        var reason = Reason(e);
+        var failure = _exchange.FailureOf(e);
+        var reason = failure.Error;
         if (_context.ConnectionClosed.IsCancellationRequested || reason == ProxyError.ClientGone)
         {
+            _server.Failed.ClientGone();
             return;
         }
         if (Response.HasStarted)
         {
-            _server.ReportFailure(reason, 0, Downstream, e);
+            _server.Failed.Aborted();
+            _server.ReportFailure(failure, 0, Downstream);
             // RFC 9112 §6.3 / RFC 9110 §15.6: the response has begun and cannot be finished correctly, so the client
             // must see an incomplete message, never a truncated one that looks whole.
-            _context.Abort(new ConnectionAbortedException("The downstream response could not be completed.", e));
+            _context.Abort(new ConnectionAbortedException("The downstream response could not be completed.", failure));
             return;
         }
         var status = ProxyErrors.StatusCode(reason);
-        _server.ReportFailure(reason, status, Downstream, e);
+        _server.Failed.Answered(status);
+        _server.ReportFailure(failure, status, Downstream);
         await Response.WriteErrorAsync(status);
     }
-
-    private ProxyError Reason(Exception e) => e switch
-    {
-        ProxyException p => p.Error,
-        // The timer fired while the proxy waited for body bytes the client had not sent: the client is late (408).
-        // Any other wait (the downstream not answering, or not taking the body it is sent) is the downstream's (504).
-        OperationCanceledException => Body.IsAwaitingClient ? ProxyError.RequestTimeout : ProxyError.DownstreamTimeout,
-        // A failure the variant did not classify: the downstream exchange failed (RFC 9110 §15.6.3).
-        _ => ProxyError.DownstreamUnavailable,
-    };
 
     private ValueTask SendContinueAsync()
     {
@@ -362,29 +323,27 @@ internal sealed class ProxyConnection
                 _input.CancelPendingRead();
             }
         }
+        if (waiting == Waiting.Downstream)
+        {
+            if (_exchange.IsPastDeadline(now))
+            {
+                _exchange.Expire();
+            }
+            return;
+        }
         if (waiting == Waiting.Nothing || now < Volatile.Read(ref _deadline))
         {
             return;
         }
-        if (waiting is Waiting.Downstream or Waiting.Drain)
+        if (waiting == Waiting.Drain)
         {
-            CancelForwarding();
+            // The response was sent; the body's rest did not come in time: the drain ends and the connection closes.
+            _exchange.Abort(ProxyError.RequestTimeout);
         }
         else
         {
             _headTimedOut = true;
             _input.CancelPendingRead();
-        }
-    }
-
-    private void CancelForwarding()
-    {
-        try
-        {
-            _forwardingCts.Cancel();
-        }
-        catch (ObjectDisposedException)
-        {
         }
     }
 }

@@ -3,6 +3,7 @@ using LLRP.Balancing;
 using LLRP.Buffers;
 using LLRP.Diagnostics;
 using LLRP.Errors;
+using LLRP.Exchanges;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.Extensions.Logging;
 
@@ -47,6 +48,9 @@ internal sealed class ProxyServer : IDisposable
     public long Requests => Interlocked.Read(ref _requests);
     public long Rejected => Interlocked.Read(ref _rejected);
 
+    /// <summary>Exchanges that ended in an error answer, an aborted client connection or a client gone, by kind.</summary>
+    public FailedExchanges Failed { get; } = new();
+
     public string ClientDescription => _forwarders.Description;
 
     /// <summary>The host is stopping: no new connections, idle ones close, busy ones close after their exchange.</summary>
@@ -57,11 +61,11 @@ internal sealed class ProxyServer : IDisposable
         _failures = new ExchangeFailureLog(loggers.CreateLogger("LLRP.Exchanges"), TimeProvider.System);
 
     /// <summary>Logs a failure the downstream side caused (rate-limited; see <see cref="ExchangeFailureLog"/>).</summary>
-    public void ReportFailure(ProxyError reason, int answer, Uri? downstream, Exception cause)
+    public void ReportFailure(ProxyException failure, int answer, Uri? downstream)
     {
-        if (ExchangeFailureLog.IsLogged(reason))
+        if (ExchangeFailureLog.IsLogged(failure.Error))
         {
-            _failures?.Report(reason, answer, downstream, cause);
+            _failures?.Report(failure.Error, answer, downstream, failure);
         }
     }
 

@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Net;
 using System.Text;
-using LLRP.Connections;
+using LLRP.Exchanges;
 using Microsoft.AspNetCore.Http.Features;
 
 namespace LLRP.Context;
@@ -9,19 +9,23 @@ namespace LLRP.Context;
 /// <summary>The client connection's addresses (for X-Forwarded-For), computed on first use once per connection.</summary>
 internal sealed class ConnectionFeature : IHttpConnectionFeature
 {
-    private ProxyConnection? _connection;
+    // The connection's address bytes and number, from its exchange: the exchange of an HTTP/1.1 connection is reused,
+    // so these are the same objects request after request and the strings below are made once per connection.
+    private byte[]? _forwardedForBytes;
+    private int _index;
     private string? _id;
     private IPAddress? _remote;
     private bool _remoteSet;
     private string? _forwardedFor;
 
-    public void Bind(ProxyConnection connection)
+    public void Bind(Exchange exchange)
     {
-        if (ReferenceEquals(connection, _connection))
+        if (ReferenceEquals(exchange.ForwardedFor, _forwardedForBytes) && exchange.ConnectionIndex == _index)
         {
             return;
         }
-        _connection = connection;
+        _forwardedForBytes = exchange.ForwardedFor;
+        _index = exchange.ConnectionIndex;
         _id = null;
         _remote = null;
         _remoteSet = false;
@@ -30,7 +34,7 @@ internal sealed class ConnectionFeature : IHttpConnectionFeature
 
     public string ConnectionId
     {
-        get => _id ??= _connection?.Index.ToString(CultureInfo.InvariantCulture) ?? "";
+        get => _id ??= _forwardedForBytes is null ? "" : _index.ToString(CultureInfo.InvariantCulture);
         set => _id = value;
     }
 
@@ -38,10 +42,10 @@ internal sealed class ConnectionFeature : IHttpConnectionFeature
     {
         get
         {
-            if (!_remoteSet && _connection is not null)
+            if (!_remoteSet && _forwardedForBytes is not null)
             {
                 _remoteSet = true;
-                _remote = IPAddress.TryParse(Encoding.ASCII.GetString(_connection.ForwardedFor), out var address) ? address : null;
+                _remote = IPAddress.TryParse(Encoding.ASCII.GetString(_forwardedForBytes), out var address) ? address : null;
             }
             return _remote;
         }

@@ -1,30 +1,30 @@
-using LLRP.Connections;
+using LLRP.Exchanges;
 using Microsoft.AspNetCore.Http.Features;
 
 namespace LLRP.Context;
 
 /// <summary>
-/// The request's lifetime: <see cref="RequestAborted"/> is the connection's forwarding token (client gone or
-/// downstreamResponseTimeout). <see cref="Abort"/> only records the wish (ProxyConnection does not expose its
+/// The request's lifetime: <see cref="RequestAborted"/> is the exchange's abort token (client gone or
+/// downstreamResponseTimeout). <see cref="Abort"/> only records the wish (an exchange does not expose the connection's
 /// transport): the response then refuses further writes and completion, so the connection finds the response
 /// unfinished when the variant returns and aborts the client connection (or answers 502 if nothing was sent).
 /// </summary>
 internal sealed class LifetimeFeature : IHttpRequestLifetimeFeature
 {
     private CancellationToken? _override;
-    private ProxyConnection _connection = null!;
+    private Exchange _exchange = null!;
 
     public CancellationToken RequestAborted
     {
-        get => _override ?? _connection.Aborted;
+        get => _override ?? _exchange.Aborted;
         set => _override = value;
     }
 
     public bool IsAborted { get; private set; }
 
-    public void Start(ProxyConnection connection)
+    public void Start(Exchange exchange)
     {
-        _connection = connection;
+        _exchange = exchange;
         _override = null;
         IsAborted = false;
     }

@@ -1,4 +1,4 @@
-using LLRP.Connections;
+using LLRP.Exchanges;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
 
@@ -39,14 +39,14 @@ internal sealed class ProxyHttpContext
     /// <summary>HttpContext.Abort() was called: the response must not be completed; the client connection must be aborted.</summary>
     public bool IsAborted => _lifetime.IsAborted;
 
-    /// <summary>Resets the context for the connection's current request (parsed into <see cref="ProxyConnection.Head"/>).</summary>
-    public HttpContext Start(ProxyConnection connection)
+    /// <summary>Resets the context for <paramref name="exchange"/>, the request in flight on its connection.</summary>
+    public HttpContext Start(Exchange exchange)
     {
         _features.Reset();
-        _connection.Bind(connection);
-        _lifetime.Start(connection);
-        _request.Start(connection);
-        _response.Reset(connection);
+        _connection.Bind(exchange);
+        _lifetime.Start(exchange);
+        _request.Start(exchange);
+        _response.Reset(exchange);
         return HttpContext;
     }
 
@@ -58,6 +58,10 @@ internal sealed class ProxyHttpContext
     {
         headers.TryAddWithoutValidation("Via", HttpProtocol.IsHttp10(_request.Protocol) ? "1.0 llrp" : "1.1 llrp");
         headers.TryAddWithoutValidation("X-Forwarded-For", _connection.ForwardedFor);
+        if (_request.Scheme == "https")
+        {
+            headers.TryAddWithoutValidation("X-Forwarded-Proto", "https");
+        }
     }
 
     /// <summary>Ends the request: runs the OnCompleted callbacks (HttpResponse.RegisterForDispose among them).</summary>

@@ -1,6 +1,7 @@
 using System.Runtime.CompilerServices;
 using System.Text;
-using LLRP.Connections;
+using LLRP.Errors;
+using LLRP.Exchanges;
 using LLRP.Http1;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
@@ -59,17 +60,17 @@ internal sealed class RequestFeature : IHttpRequestFeature, IHttpRequestBodyDete
     /// <summary>A body follows the head (chunked, or a non-zero Content-Length), as Kestrel reports it.</summary>
     public bool CanHaveBody { get; private set; }
 
-    public void Start(ProxyConnection connection)
+    public void Start(Exchange exchange)
     {
-        var head = connection.Head;
+        var head = exchange.Head;
         Protocol = head.Version == KestrelVersion.Http10 ? HttpProtocol.Http10 : HttpProtocol.Http11;
-        Scheme = "http";
+        Scheme = exchange.Tls ? "https" : "http";
         Method = MethodString(head);
         PathBase = "";
         RawTarget = Encoding.ASCII.GetString(head.Target);
         _path = _queryString = null;
         Body = _ownBody;
-        _ownBody.Start(connection);
+        _ownBody.Start(exchange);
 
         var headers = _ownHeaders;
         Headers = headers;
@@ -141,9 +142,9 @@ internal sealed class RequestFeature : IHttpRequestFeature, IHttpRequestBodyDete
     /// <summary>The client's de-framed body (RequestBodyReader); reading it counts as downstream activity.</summary>
     private sealed class RequestBodyStream : Stream
     {
-        private ProxyConnection _connection = null!;
+        private Exchange _exchange = null!;
 
-        public void Start(ProxyConnection connection) => _connection = connection;
+        public void Start(Exchange exchange) => _exchange = exchange;
 
         public override bool CanRead => true;
         public override bool CanSeek => false;
@@ -154,8 +155,19 @@ internal sealed class RequestFeature : IHttpRequestFeature, IHttpRequestBodyDete
         [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
         public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
         {
-            var read = await _connection.Body.ReadAsync(buffer, cancellationToken);
-            _connection.RestartDownstreamTimeout();
+            int read;
+            try
+            {
+                read = await _exchange.Body.ReadAsync(buffer, cancellationToken);
+            }
+            catch (ProxyException e)
+            {
+                // The client's failure, known here: HttpClient and YARP will report their send failed, and the exchange
+                // answers this instead.
+                _exchange.RequestBodyFailed(e);
+                throw;
+            }
+            _exchange.RestartDeadline();
             return read;
         }
 

@@ -1,7 +1,7 @@
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
-using LLRP.Connections;
 using LLRP.Errors;
+using LLRP.Exchanges;
 using LLRP.Http1;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Http;
@@ -41,7 +41,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
     private readonly LifetimeFeature _lifetime;
     private readonly BodyStream _stream;
     private readonly BodyWriter _writer;
-    private ProxyConnection _connection = null!;
+    private Exchange _exchange = null!;
     private List<KeyValuePair<Func<object, Task>, object>>? _onStarting;
     private List<KeyValuePair<Func<object, Task>, object>>? _onCompleted;
     private byte[]? _scratch;
@@ -78,9 +78,9 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
     Stream IHttpResponseBodyFeature.Stream => _stream;
     PipeWriter IHttpResponseBodyFeature.Writer => _writer;
 
-    public void Reset(ProxyConnection connection)
+    public void Reset(Exchange exchange)
     {
-        _connection = connection;
+        _exchange = exchange;
         _statusCode = 200;
         ReasonPhrase = null;
         _ownHeaders.IsReadOnly = false;
@@ -142,7 +142,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         _completed = true;
         if (_bodyFollows)
         {
-            _connection.Response.CompleteBody();
+            _exchange.Response.CompleteBody();
         }
     }
 
@@ -189,7 +189,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
             }
             body = DownstreamBody.ContentLength;
         }
-        else if (completing && status != 304 && !_connection.Head.IsHead)
+        else if (completing && status != 304 && !_exchange.Head.IsHead)
         {
             // Nothing was written and nothing will be: the length is known after all. (304 and HEAD responses
             // describe a representation they do not carry, so a Content-Length would be false there.)
@@ -198,7 +198,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
 
         HasStarted = true;
         _ownHeaders.IsReadOnly = true;
-        var writer = _connection.Response;
+        var writer = _exchange.Response;
         writer.BeginHead(status);
         if (headers is HeaderDictionary own)
         {
@@ -249,7 +249,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         EnsureStarted();
         if (_bodyFollows)
         {
-            var memory = _connection.Response.GetBodyMemory();
+            var memory = _exchange.Response.GetBodyMemory();
             if (memory.Length >= Math.Max(sizeHint, 1))
             {
                 _lease = Lease.Direct;
@@ -273,7 +273,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         switch (lease)
         {
             case Lease.Direct:
-                _connection.Response.AdvanceBody(count);
+                _exchange.Response.AdvanceBody(count);
                 break;
             case Lease.Scratch:
                 CopyToBody(_scratch.AsSpan(0, count));
@@ -289,7 +289,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         }
         if (count > 0)
         {
-            _connection.RestartDownstreamTimeout();
+            _exchange.RestartDeadline();
         }
     }
 
@@ -302,14 +302,14 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         if (_bodyFollows && !data.IsEmpty)
         {
             CopyToBody(data.Span);
-            _connection.RestartDownstreamTimeout();
+            _exchange.RestartDeadline();
         }
         return await FlushWriterAsync();
     }
 
     private void CopyToBody(ReadOnlySpan<byte> data)
     {
-        var writer = _connection.Response;
+        var writer = _exchange.Response;
         while (!data.IsEmpty)
         {
             var memory = writer.GetBodyMemory().Span;
@@ -341,7 +341,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
     // Once the body is complete (or there is none), the connection flushes it right after the exchange, together with
     // anything else pending: one send instead of two, as in the httpclient variant.
     private ValueTask<FlushResult> FlushWriterAsync() =>
-        _connection.Response.ExpectsMoreBody ? _connection.Response.FlushAsync() : default;
+        _exchange.Response.ExpectsMoreBody ? _exchange.Response.FlushAsync() : default;
 
     private void ThrowIfStarted()
     {

@@ -21,6 +21,14 @@ internal static class ProxyErrors
         _ => 0,
     };
 
+    /// <summary>Whose failure an error is when the request side raises it (a downstream adapter says so itself).</summary>
+    public static FailureSide SideOf(ProxyError error) => error switch
+    {
+        ProxyError.DownstreamUnavailable or ProxyError.DownstreamInvalidResponse or ProxyError.DownstreamTimeout
+            or ProxyError.DownstreamBodyCutShort or ProxyError.NoDownstreamAvailable => FailureSide.Downstream,
+        _ => FailureSide.Client,
+    };
+
     /// <summary>The reason behind a status chosen by Kestrel's request parser (its BadHttpRequestException).</summary>
     public static ProxyError FromRejectionStatus(int statusCode) => statusCode switch
     {

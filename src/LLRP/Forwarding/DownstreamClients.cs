@@ -1,4 +1,6 @@
 using System.Net;
+using System.Net.Security;
+using System.Net.Sockets;
 using System.Text;
 
 namespace LLRP.Forwarding;
@@ -55,7 +57,55 @@ internal sealed class DownstreamClients : IDisposable
         // Field values may carry obs-text (RFC 9110 §5.5); Latin-1 moves those bytes through unchanged.
         RequestHeaderEncodingSelector = static (_, _) => Encoding.Latin1,
         ResponseHeaderEncodingSelector = static (_, _) => Encoding.Latin1,
+        ConnectCallback = TlsConnect(options),
     }, disposeHandler: true);
+
+    /// <summary>
+    /// https downstreams. SocketsHttpHandler would name the TLS peer (SNI and the name the certificate must carry)
+    /// after the request's Host field, which a proxy forwards from its client, not after the downstream. So the handler
+    /// is given the downstream's address as an http:// URI (<see cref="Balancing.Destination.InvokerPrefix"/>; the
+    /// request line carries no scheme) and this callback opens its connections, running the TLS handshake with the
+    /// downstream's own host as llhttp does. Null (the handler's own connect) when no downstream is https.
+    /// </summary>
+    private static Func<SocketsHttpConnectionContext, CancellationToken, ValueTask<Stream>>? TlsConnect(ProxyOptions options)
+    {
+        var tls = options.Downstreams.Where(d => d.Scheme == Uri.UriSchemeHttps).Select(d => (d.IdnHost, d.Port)).ToHashSet();
+        if (tls.Count == 0)
+        {
+            return null;
+        }
+        var trust = options.DownstreamTrust;
+        return async (context, cancellationToken) =>
+        {
+            var endPoint = context.DnsEndPoint;
+            var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+            try
+            {
+                await socket.ConnectAsync(endPoint, cancellationToken);
+                var stream = new NetworkStream(socket, ownsSocket: true);
+                if (!tls.Contains((endPoint.Host, endPoint.Port)))
+                {
+                    return stream;
+                }
+                var ssl = new SslStream(stream);
+                try
+                {
+                    await ssl.AuthenticateAsClientAsync(trust.ClientOptions(endPoint.Host), cancellationToken);
+                    return ssl;
+                }
+                catch
+                {
+                    await ssl.DisposeAsync();
+                    throw;
+                }
+            }
+            catch
+            {
+                socket.Dispose();
+                throw;
+            }
+        };
+    }
 
     public void Dispose()
     {

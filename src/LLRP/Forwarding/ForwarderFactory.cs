@@ -1,5 +1,5 @@
 using LLRP.Balancing;
-using LLRP.Connections;
+using LLRP.Exchanges;
 
 namespace LLRP.Forwarding;
 

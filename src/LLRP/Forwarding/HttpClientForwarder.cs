@@ -4,8 +4,8 @@ using System.Net.Http.Headers;
 using System.Text;
 using LLRP.Balancing;
 using LLRP.Buffers;
-using LLRP.Connections;
 using LLRP.Errors;
+using LLRP.Exchanges;
 using LLRP.Http1;
 using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
 using KestrelVersion = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion;
@@ -14,19 +14,19 @@ namespace LLRP.Forwarding;
 
 /// <summary>
 /// The httpclient variant: the request head becomes an HttpRequestMessage (strings), the response's fields and body
-/// are written straight into the connection's <see cref="ResponseWriter"/>. Against llhttp it measures what
+/// are written straight into the exchange's <see cref="ResponseWriter"/>. Against llhttp it measures what
 /// HttpClient costs.
 /// </summary>
 internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamChoice downstream, HttpMessageInvoker invoker, bool ownsInvoker)
     : InvokerForwarder(clients, downstream, invoker, ownsInvoker)
 {
     // One async method for the whole exchange, as in the httpclient-httpcontext variant, so both pay for one state machine.
-    protected override async ValueTask ForwardThroughInvokerAsync(ProxyConnection connection)
+    protected override async ValueTask ForwardThroughInvokerAsync(Exchange exchange)
     {
-        using var request = CreateRequest(connection);
-        using var response = await SendAsync(request, connection.Aborted);
+        using var request = CreateRequest(exchange);
+        using var response = await SendAsync(request, exchange, exchange.Aborted);
 
-        var writer = connection.Response;
+        var writer = exchange.Response;
         var length = DownstreamContentLength(response);
         writer.BeginHead((int)response.StatusCode);
         ForEachEndToEndField(response, writer, static (writer, name, value) => writer.WriteField(name, value));
@@ -35,26 +35,26 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
             return;
         }
 
-        var body = await response.Content.ReadAsStreamAsync(connection.Aborted);
+        var body = await response.Content.ReadAsStreamAsync(exchange.Aborted);
         while (writer.ExpectsMoreBody)
         {
-            var read = await ReadBodyAsync(body, writer.GetBodyMemory(), connection.Aborted);
+            var read = await ReadBodyAsync(body, writer.GetBodyMemory(), exchange, exchange.Aborted);
             if (read == 0)
             {
                 break;
             }
-            await connection.ResponseBodyReceivedAsync(read);
+            await exchange.ResponseBodyReceivedAsync(read);
         }
         writer.CompleteBody();
     }
 
-    private HttpRequestMessage CreateRequest(ProxyConnection connection)
+    private HttpRequestMessage CreateRequest(Exchange exchange)
     {
-        var head = connection.Head;
+        var head = exchange.Head;
         var request = NewRequest(Method(head), DownstreamPrefix + Encoding.ASCII.GetString(head.Target));
         if (head.Framing != BodyFraming.None)
         {
-            request.Content = new BodyContent(connection, head.Framing == BodyFraming.ContentLength ? head.ContentLength : null);
+            request.Content = new BodyContent(exchange, head.Framing == BodyFraming.ContentLength ? head.ContentLength : null);
             request.Headers.TransferEncodingChunked = head.Framing == BodyFraming.Chunked;
             ExpectContinueForLargeOrChunkedBody(request.Headers, head);
         }
@@ -76,7 +76,11 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
             }
         }
         headers.TryAddWithoutValidation("Via", head.Version == KestrelVersion.Http10 ? "1.0 llrp" : "1.1 llrp");
-        headers.TryAddWithoutValidation("X-Forwarded-For", Encoding.ASCII.GetString(connection.ForwardedFor));
+        headers.TryAddWithoutValidation("X-Forwarded-For", Encoding.ASCII.GetString(exchange.ForwardedFor));
+        if (exchange.Tls)
+        {
+            headers.TryAddWithoutValidation("X-Forwarded-Proto", "https");
+        }
         return request;
     }
 
@@ -93,8 +97,8 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
         _ => new HttpMethod(Encoding.ASCII.GetString(head.MethodBytes)),
     };
 
-    /// <summary>Streams the client's de-framed body from the connection's <see cref="RequestBodyReader"/>.</summary>
-    private sealed class BodyContent(ProxyConnection connection, long? length) : RequestContent(length)
+    /// <summary>Streams the client's de-framed body from the exchange's <see cref="RequestBodyReader"/>.</summary>
+    private sealed class BodyContent(Exchange exchange, long? length) : RequestContent(length)
     {
         protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context, CancellationToken cancellationToken)
         {
@@ -103,13 +107,24 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
             {
                 while (true)
                 {
-                    var read = await connection.Body.ReadAsync(buffer, connection.Aborted);
+                    int read;
+                    try
+                    {
+                        read = await exchange.Body.ReadAsync(buffer, exchange.Aborted);
+                    }
+                    catch (ProxyException e)
+                    {
+                        // The client's failure, known here: HttpClient will report its send failed, and the exchange
+                        // answers this instead.
+                        exchange.RequestBodyFailed(e);
+                        throw;
+                    }
                     if (read == 0)
                     {
                         return;
                     }
                     await stream.WriteAsync(buffer.AsMemory(0, read), cancellationToken);
-                    connection.RestartDownstreamTimeout();
+                    exchange.RestartDeadline();
                 }
             }
             finally

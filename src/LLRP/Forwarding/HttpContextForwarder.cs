@@ -1,9 +1,9 @@
 using System.Net;
 using System.Net.Http.Headers;
 using LLRP.Balancing;
-using LLRP.Connections;
 using LLRP.Context;
 using LLRP.Errors;
+using LLRP.Exchanges;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 
@@ -23,18 +23,18 @@ internal sealed class HttpContextForwarder(DownstreamClients clients, Downstream
     private readonly ProxyHttpContext _context = new();
 
     // One async method for the whole exchange, as in the httpclient variant, so both pay for one state machine.
-    protected override async ValueTask ForwardThroughInvokerAsync(ProxyConnection connection)
+    protected override async ValueTask ForwardThroughInvokerAsync(Exchange exchange)
     {
-        var context = _context.Start(connection);
+        var context = _context.Start(exchange);
         try
         {
             var aborted = context.RequestAborted;
             using var request = CreateRequest(context);
             if (request.Content is not null)
             {
-                ExpectContinueForLargeOrChunkedBody(request.Headers, connection.Head);
+                ExpectContinueForLargeOrChunkedBody(request.Headers, exchange.Head);
             }
-            using var response = await SendAsync(request, aborted);
+            using var response = await SendAsync(request, exchange, aborted);
 
             // Validated as in the httpclient variant (a Content-Length the proxy cannot trust is a 502); the response feature
             // then frames the body from the Content-Length field copied below.
@@ -49,7 +49,7 @@ internal sealed class HttpContextForwarder(DownstreamClients clients, Downstream
             var writer = target.BodyWriter;
             while (true)
             {
-                var read = await ReadBodyAsync(body, writer.GetMemory(), aborted);
+                var read = await ReadBodyAsync(body, writer.GetMemory(), exchange, aborted);
                 if (read == 0)
                 {
                     break;

@@ -3,8 +3,8 @@ using System.Net;
 using System.Net.Http.Headers;
 using System.Runtime.CompilerServices;
 using LLRP.Balancing;
-using LLRP.Connections;
 using LLRP.Errors;
+using LLRP.Exchanges;
 using LLRP.Http1;
 
 namespace LLRP.Forwarding;
@@ -23,26 +23,26 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
     private Destination? _current;
 
     /// <summary>The current downstream's scheme and authority, to which the request-target is appended.</summary>
-    protected string DownstreamPrefix => _current!.Id;
+    protected string DownstreamPrefix => _current!.InvokerPrefix;
 
     /// <summary>The invoker for this request (the connection's, or the next shared one in round-robin mode).</summary>
     protected HttpMessageInvoker Invoker => clients.Pick(invoker);
 
-    public ValueTask ForwardAsync(ProxyConnection connection)
+    public ValueTask ForwardAsync(Exchange exchange)
     {
-        if (connection.Head.Target is [(byte)'*'])
+        if (exchange.Head.Target is [(byte)'*'])
         {
             // HttpRequestMessage always carries an absolute URI, so asterisk-form cannot be expressed.
             return ValueTask.FromException(new ProxyException(ProxyError.NotImplemented, "OPTIONS * cannot be sent through HttpClient."));
         }
-        return ForwardToChosenAsync(connection);
+        return ForwardToChosenAsync(exchange);
     }
 
     /// <summary>
-    /// The exchange with the downstream the balancer chooses; a request that could not even connect (nothing was sent)
-    /// goes once more to another downstream. Failures go to passive health.
+    /// The exchange with the downstream the balancer chooses; whether a failed attempt goes once more, elsewhere, and
+    /// what passive health learns from it, is <see cref="DownstreamChoice.Failed"/>'s one rule.
     /// </summary>
-    private async ValueTask ForwardToChosenAsync(ProxyConnection connection)
+    private async ValueTask ForwardToChosenAsync(Exchange exchange)
     {
         Destination? failed = null;
         while (true)
@@ -50,29 +50,28 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
             var destination = _current = downstream.Acquire(exclude: failed);
             try
             {
-                await ForwardThroughInvokerAsync(connection);
-                downstream.Release(destination, null, cancelled: false);
+                await ForwardThroughInvokerAsync(exchange);
+                downstream.Release(destination);
                 return;
             }
             catch (Exception e)
             {
-                var cancelled = connection.Aborted.IsCancellationRequested;
-                downstream.Release(destination, e, cancelled);
-                if (failed is not null || connection.Response.HasStarted || !downstream.MayRetryElsewhere(destination, e, cancelled))
+                var failure = exchange.FailureOf(e);
+                failed = downstream.Failed(destination, failure, failed, exchange.Response.HasStarted);
+                if (failed is null)
                 {
-                    throw;
+                    throw failure;
                 }
-                failed = destination;
             }
         }
     }
 
     /// <summary>The variant's exchange, for a request HttpClient can express.</summary>
-    protected abstract ValueTask ForwardThroughInvokerAsync(ProxyConnection connection);
+    protected abstract ValueTask ForwardThroughInvokerAsync(Exchange exchange);
 
-    /// <summary>Sends through <see cref="Invoker"/>; HttpClient's failures before a response come back as <see cref="ProxyException"/>.</summary>
+    /// <summary>Sends through <see cref="Invoker"/>; HttpClient's failures before a response are classified here, at the call.</summary>
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    protected async ValueTask<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken aborted)
+    protected async ValueTask<HttpResponseMessage> SendAsync(HttpRequestMessage request, Exchange exchange, CancellationToken aborted)
     {
         try
         {
@@ -80,17 +79,17 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
         }
         catch (HttpRequestException e)
         {
-            throw Translate(e);
+            throw exchange.RequestFailure ?? Classify(e, exchange.IsAborted);
         }
         catch (OperationCanceledException e) when (!aborted.IsCancellationRequested)
         {
-            throw ConnectTimedOut(e);
+            throw exchange.RequestFailure ?? ConnectTimedOut(e);
         }
     }
 
-    /// <summary>Reads the downstream body; a failed read means the body was cut short.</summary>
+    /// <summary>Reads the downstream body; a failed read means the body was cut short, classified here, at the call.</summary>
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    protected static async ValueTask<int> ReadBodyAsync(Stream body, Memory<byte> destination, CancellationToken aborted)
+    protected static async ValueTask<int> ReadBodyAsync(Stream body, Memory<byte> destination, Exchange exchange, CancellationToken aborted)
     {
         try
         {
@@ -98,43 +97,49 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
         }
         catch (Exception e) when (e is HttpRequestException or IOException)
         {
-            throw BodyCutShort(e);
+            throw BodyCutShort(e, exchange.IsAborted);
         }
     }
 
     /// <summary>
-    /// The one mapping from HttpClient's failures before a response: the client's bad body (unwrapped), an invalid
-    /// response, or no downstream. A connection that closed before a complete response head (ResponseEnded) is the
-    /// transport failing, as LLHttp's ConnectionClosedBeforeResponse is, so passive health counts it.
+    /// The one conversion of HttpClient's failures before a response (the client's own failing body is recorded where
+    /// it failed, <see cref="Exchange.RequestFailure"/>): an invalid response, or no downstream. No connection or no
+    /// name is a connect failure, nothing sent; a connection that closed before a complete response head
+    /// (ResponseEnded) or failed under the request (an I/O failure) is the connection failing, as LLHttp's
+    /// ConnectionClosedBeforeResponse and SendFailed are, so passive health counts it unless the exchange's own abort
+    /// (<paramref name="aborted"/>) ended it.
     /// </summary>
-    protected static ProxyException Translate(HttpRequestException e) => RequestSideFailure(e) ?? e.HttpRequestError switch
+    protected static ProxyException Classify(HttpRequestException e, bool aborted)
     {
-        HttpRequestError.InvalidResponse =>
-            new ProxyException(ProxyError.DownstreamInvalidResponse, "The downstream response was not valid HTTP/1.1.", e),
-        HttpRequestError.ResponseEnded =>
-            new ProxyException(ProxyError.DownstreamUnavailable, "The downstream closed the connection before a complete response.", e),
-        _ => new ProxyException(ProxyError.DownstreamUnavailable, "The downstream could not be reached.", e),
-    };
-
-    /// <summary>The request side's failure (the client's bad body, read while HttpClient sent it) inside a client failure.</summary>
-    protected static ProxyException? RequestSideFailure(Exception? e)
-    {
-        for (var inner = e; inner is not null; inner = inner.InnerException)
+        // A failed TLS handshake (in DownstreamClients' connect callback) is part of connecting: nothing was sent.
+        var connect = e.HttpRequestError is HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError or HttpRequestError.SecureConnectionError;
+        var (error, message) = e.HttpRequestError switch
         {
-            if (inner is ProxyException requestSide)
-            {
-                return requestSide;
-            }
-        }
-        return null;
+            HttpRequestError.InvalidResponse => (ProxyError.DownstreamInvalidResponse, "The downstream response was not valid HTTP/1.1."),
+            HttpRequestError.ResponseEnded => (ProxyError.DownstreamUnavailable, "The downstream closed the connection before a complete response."),
+            _ => (ProxyError.DownstreamUnavailable, "The downstream could not be reached."),
+        };
+        var connectionFailed = !aborted && error == ProxyError.DownstreamUnavailable && (connect || IsConnectionFailure(e));
+        return new ProxyException(error, FailureSide.Downstream, connect ? ExchangePhase.Connect : ExchangePhase.ResponseHead,
+            requestSent: !connect, connectionFailed, message, e);
     }
 
-    /// <summary>HttpClient's token-independent cancellation before a response: its connect timeout.</summary>
-    protected static ProxyException ConnectTimedOut(OperationCanceledException e) =>
-        new(ProxyError.DownstreamUnavailable, "Connecting to the downstream timed out.", e);
+    /// <summary>
+    /// Whether HttpClient's failure is its connection failing: an I/O failure (a reset, a close mid-body), or the
+    /// response ended before it was complete.
+    /// </summary>
+    protected static bool IsConnectionFailure(Exception? e) =>
+        e is IOException or HttpRequestException { HttpRequestError: HttpRequestError.ResponseEnded } or HttpRequestException { InnerException: IOException };
 
-    protected static ProxyException BodyCutShort(Exception e) =>
-        new(ProxyError.DownstreamBodyCutShort, "The downstream body failed before its end.", e);
+    /// <summary>HttpClient's token-independent cancellation before a response: its connect timeout; nothing was sent.</summary>
+    protected static ProxyException ConnectTimedOut(OperationCanceledException e) =>
+        new(ProxyError.DownstreamUnavailable, FailureSide.Downstream, ExchangePhase.Connect, requestSent: false, connectionFailed: true,
+            "Connecting to the downstream timed out.", e);
+
+    /// <summary>The downstream's body failed before its end (<paramref name="e"/>: HttpClient's or YARP's failure).</summary>
+    protected static ProxyException BodyCutShort(Exception e, bool aborted) =>
+        new(ProxyError.DownstreamBodyCutShort, FailureSide.Downstream, ExchangePhase.ResponseBody, requestSent: true,
+            connectionFailed: !aborted && IsConnectionFailure(e), "The downstream body failed before its end.", e);
 
     // RFC 9112 §6.3 rule 5: an invalid or repeated Content-Length, or one beside Transfer-Encoding, means the downstream's
     // framing cannot be trusted; a proxy discards the response and answers 502. HttpClient itself is lenient here.
@@ -147,7 +152,8 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
         if (values.Count != 1 || response.Headers.NonValidated.Contains("Transfer-Encoding") ||
             !long.TryParse(values.ToString(), NumberStyles.None, CultureInfo.InvariantCulture, out var length))
         {
-            throw new ProxyException(ProxyError.DownstreamInvalidResponse, "The downstream sent an invalid Content-Length.");
+            throw new ProxyException(ProxyError.DownstreamInvalidResponse, FailureSide.Downstream, ExchangePhase.ResponseHead, requestSent: true,
+                connectionFailed: false, "The downstream sent an invalid Content-Length.");
         }
         return length;
     }

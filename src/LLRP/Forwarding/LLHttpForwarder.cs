@@ -3,8 +3,8 @@ using LLHttp;
 using LLHttp.Syntax;
 using LLRP.Balancing;
 using LLRP.Buffers;
-using LLRP.Connections;
 using LLRP.Errors;
+using LLRP.Exchanges;
 using LLRP.Http1;
 
 namespace LLRP.Forwarding;
@@ -23,33 +23,41 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
 
     // Created on the first exchange, so a connection that never sends a request costs one field.
     private ExchangeSignals? _signals;
+    // The exchange the loop runs next, handed over by ForwardAsync (one at a time).
+    private Exchange? _exchange;
 
     /// <summary>
-    /// Hands the request to this connection's exchange loop and returns a ValueTask over a reusable source, so an
-    /// exchange allocates nothing. A per-call async method would need a state machine box per request whenever more
-    /// exchanges are in flight than PoolingAsyncValueTaskMethodBuilder caches (one per thread and one per core).
+    /// Hands the exchange to this forwarder's exchange loop and returns a ValueTask over a reusable source, so an
+    /// exchange allocates nothing. Two coroutines, the front end's loop and this one, rather than one: the front end
+    /// awaits an interface call per request, and an async method behind that call would need a state machine box per
+    /// request whenever more exchanges are in flight than PoolingAsyncValueTaskMethodBuilder caches (one per thread and
+    /// one per core: with 64 connections on two engine threads, most of them). A loop that lives as long as the
+    /// forwarder is one box for all its exchanges; the hand-off costs two completions of reusable sources.
     /// </summary>
-    public ValueTask ForwardAsync(ProxyConnection connection)
+    public ValueTask ForwardAsync(Exchange exchange)
     {
+        _exchange = exchange;
         if (_signals is null)
         {
             _signals = new ExchangeSignals();
-            _ = RunExchangesAsync(connection, _signals);
+            _ = RunExchangesAsync(_signals);
         }
         return _signals.Start();
     }
 
     /// <summary>
-    /// The connection's exchanges, one after another, in one async method started by the first request: its state
-    /// machine is allocated once and every await of every exchange reuses it. A failure reaches the connection through
-    /// <see cref="ForwardAsync"/>'s ValueTask as it was thrown. Ends when the forwarder is disposed.
+    /// The forwarder's exchanges, one after another, in one async method started by the first request: its state
+    /// machine is allocated once and every await of every exchange reuses it. A failure reaches the front end through
+    /// <see cref="ForwardAsync"/>'s ValueTask, as the exchange's <see cref="ProxyException"/>. Ends when the forwarder
+    /// is disposed.
     /// </summary>
-    private async Task RunExchangesAsync(ProxyConnection connection, ExchangeSignals signals)
+    private async Task RunExchangesAsync(ExchangeSignals signals)
     {
         while (await signals.WaitForStartAsync())
         {
-            Exception? failure = null;
-            var writer = connection.Response;
+            var exchange = _exchange!;
+            ProxyException? failure = null;
+            var writer = exchange.Response;
             byte[]? bodyBuffer = null;
             // A small body, read whole from the client by the first attempt, so a second one sends it again.
             var smallBodyLength = -1;
@@ -61,16 +69,19 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
                 LLHttpConnection? downstream = null;
                 Task? sending = null;
                 CancellationTokenSource? stopSending = null;
+                // Where the exchange is, so that a failure of LLHttp is classified by the call that failed.
+                var phase = ExchangePhase.Connect;
                 try
                 {
-                    downstream = await lease.RentAsync(failed, connection.Aborted);
+                    downstream = await lease.RentAsync(failed, exchange.Aborted);
 
                     // The request: head (and a small body) in one send; larger bodies stream with framing LLHttp generates.
-                    var head = connection.Head;
-                    StartRequest(connection, downstream);
+                    var head = exchange.Head;
+                    StartRequest(exchange, downstream);
                     if (head.Framing == BodyFraming.None)
                     {
-                        await downstream.SendRequestAsync(connection.Aborted);
+                        phase = ExchangePhase.Send;
+                        await downstream.SendRequestAsync(exchange.Aborted);
                     }
                     else if (head.Framing == BodyFraming.ContentLength && head.ContentLength <= SmallBodyLength)
                     {
@@ -79,13 +90,14 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
                         {
                             var length = 0;
                             int read;
-                            while ((read = await connection.Body.ReadAsync(buffer.AsMemory(length), connection.Aborted)) > 0)
+                            while ((read = await exchange.Body.ReadAsync(buffer.AsMemory(length), exchange.Aborted)) > 0)
                             {
                                 length += read;
                             }
                             smallBodyLength = length;
                         }
-                        await downstream.SendRequestAsync(buffer.AsMemory(0, smallBodyLength), connection.Aborted);
+                        phase = ExchangePhase.Send;
+                        await downstream.SendRequestAsync(buffer.AsMemory(0, smallBodyLength), exchange.Aborted);
                     }
                     else
                     {
@@ -98,14 +110,16 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
                             head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
                         // The first piece is read here: a 100 (Continue) the body reader owes the client is written before
                         // any relayed byte, so only this task ever writes to the client.
-                        var first = await connection.Body.ReadAsync(buffer, connection.Aborted);
-                        stopSending = CancellationTokenSource.CreateLinkedTokenSource(connection.Aborted);
+                        var first = await exchange.Body.ReadAsync(buffer, exchange.Aborted);
+                        stopSending = CancellationTokenSource.CreateLinkedTokenSource(exchange.Aborted);
                         // Sends the request head synchronously before it returns, so the response head may be read now.
-                        sending = SendBodyAsync(connection, downstream, buffer, first, stopSending.Token);
+                        phase = ExchangePhase.Send;
+                        sending = SendBodyAsync(exchange, downstream, buffer, first, stopSending.Token);
                     }
 
                     // The response: interim heads to HTTP/1.1 clients (RFC 9110 §15.2), then the final head and body.
-                    var response = await downstream.ReadResponseHeadAsync(connection.Aborted);
+                    phase = ExchangePhase.ResponseHead;
+                    var response = await downstream.ReadResponseHeadAsync(exchange.Aborted);
                     while (response.IsInformational)
                     {
                         if (writer.CanSendInterim)
@@ -114,18 +128,19 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
                             WriteFields(writer, response.Headers);
                             await writer.EndInterimAsync();
                         }
-                        response = await downstream.ReadResponseHeadAsync(connection.Aborted);
+                        response = await downstream.ReadResponseHeadAsync(exchange.Aborted);
                     }
                     if (WriteFinalHead(writer, response))
                     {
+                        phase = ExchangePhase.ResponseBody;
                         while (writer.ExpectsMoreBody)
                         {
-                            var read = await downstream.ReadBodyAsync(writer.GetBodyMemory(), connection.Aborted);
+                            var read = await downstream.ReadBodyAsync(writer.GetBodyMemory(), exchange.Aborted);
                             if (read == 0)
                             {
                                 break;
                             }
-                            await connection.ResponseBodyReceivedAsync(read);
+                            await exchange.ResponseBodyReceivedAsync(read);
                         }
                     }
                     writer.CompleteBody();
@@ -141,21 +156,25 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
                 }
                 catch (Exception e)
                 {
+                    failure = e is LLHttpException http ? Classify(http, phase, exchange.IsAborted) : exchange.FailureOf(e);
                     // Whatever failed, this downstream exchange is unfinished: never reuse its connection.
-                    var elsewhere = lease.Abort(downstream, e, connection.Aborted.IsCancellationRequested);
+                    var elsewhere = lease.Abort(downstream, failure, failed, writer.HasStarted);
                     // A connect failure leaves a streaming body unread and nothing written to the client.
-                    if (elsewhere is not null && failed is null && !writer.HasStarted)
+                    if (elsewhere is not null)
                     {
                         failed = elsewhere;
+                        failure = null;
                         continue;
                     }
-                    failure = e is LLHttpException http ? Translate(http) : e;
                     if (sending is not null)
                     {
                         // The body task must be done with the buffer and the client's input before either is reused; a
                         // failure of the client's side (a bad chunk, a body too large, a client gone) is the cause to answer.
                         stopSending!.Cancel();
-                        failure = await SendingFailureAsync(sending) ?? failure;
+                        if (await SendingFailureAsync(sending) is { } sendingFailure)
+                        {
+                            failure = exchange.FailureOf(sendingFailure);
+                        }
                     }
                     break;
                 }
@@ -179,15 +198,15 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
     /// connection so the response read ends as well; a failed downstream send leaves the response readable (an origin
     /// that answered early may have stopped reading) and ends this task quietly.
     /// </summary>
-    private static async Task SendBodyAsync(ProxyConnection connection, LLHttpConnection downstream, byte[] buffer, int read, CancellationToken stop)
+    private static async Task SendBodyAsync(Exchange exchange, LLHttpConnection downstream, byte[] buffer, int read, CancellationToken stop)
     {
         try
         {
             while (read > 0)
             {
                 await downstream.WriteBodyAsync(buffer.AsMemory(0, read), stop);
-                connection.RestartDownstreamTimeout();
-                read = await connection.Body.ReadAsync(buffer, stop);
+                exchange.RestartDeadline();
+                read = await exchange.Body.ReadAsync(buffer, stop);
             }
             await downstream.CompleteRequestAsync(stop);
         }
@@ -207,7 +226,7 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
     /// An early final response (RFC 9110 §15: any status, before the body is done) leaves the rest unsent: the body
     /// task is stopped, the downstream connection is closed (RFC 9112 §9.3: a client that sees the server is not
     /// reading stops sending), and the client connection closes after the relayed response because its unread body is
-    /// still in the client's input (see <see cref="ProxyConnection"/>).
+    /// still in the client's input (the front end drains or closes, see ProxyConnection).
     /// </summary>
     private static async ValueTask<bool> FinishSendingAsync(Task sending, CancellationTokenSource stopSending)
     {
@@ -242,9 +261,9 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
         }
     }
 
-    private void StartRequest(ProxyConnection connection, LLHttpConnection downstream)
+    private void StartRequest(Exchange exchange, LLHttpConnection downstream)
     {
-        var head = connection.Head;
+        var head = exchange.Head;
         // RFC 9112 §3.2: every HTTP/1.1 request carries Host; an HTTP/1.0 client may have sent none, so name the downstream.
         downstream.StartRequest(head.MethodBytes, head.Target, head.Authority.IsEmpty ? lease.Authority : head.Authority);
         for (var i = 0; i < head.HeaderCount; i++)
@@ -256,7 +275,11 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
             }
         }
         downstream.WriteValidatedHeader("Via"u8, head.ViaValue);
-        downstream.WriteValidatedHeader("X-Forwarded-For"u8, connection.ForwardedFor);
+        downstream.WriteValidatedHeader("X-Forwarded-For"u8, exchange.ForwardedFor);
+        if (exchange.Tls)
+        {
+            downstream.WriteValidatedHeader("X-Forwarded-Proto"u8, "https"u8);
+        }
     }
 
     /// <summary>Writes the final response head; returns whether body bytes follow.</summary>
@@ -295,16 +318,31 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
         }
     }
 
-    /// <summary>The one mapping from LLHttp's errors to the proxy's.</summary>
-    private static ProxyException Translate(LLHttpException e) => new(e.Error switch
+    /// <summary>
+    /// The one conversion of LLHttp's failures, made in the catch of the call that failed (<paramref name="phase"/>).
+    /// A connect failure (LLHttp's reconnect of a reused connection that closed unanswered included) sent nothing that
+    /// a downstream acted on. The connection failed on its own (refused, reset, closed before a complete response)
+    /// unless the exchange's own abort (<paramref name="aborted"/>: its deadline, or its client gone) ended it.
+    /// </summary>
+    private static ProxyException Classify(LLHttpException e, ExchangePhase phase, bool aborted)
     {
-        LLHttpError.ResponseHeadTimeout => ProxyError.DownstreamTimeout,
-        LLHttpError.BodyIdleTimeout or LLHttpError.ResponseBodyTruncated or LLHttpError.InvalidChunkedEncoding or LLHttpError.ReceiveFailed =>
-            ProxyError.DownstreamBodyCutShort,
-        LLHttpError.ConnectFailed or LLHttpError.ConnectTimeout or LLHttpError.ConnectionClosedBeforeResponse or LLHttpError.SendFailed or LLHttpError.ConnectionAborted =>
-            ProxyError.DownstreamUnavailable,
-        _ => ProxyError.DownstreamInvalidResponse,
-    }, e.Message, e);
+        var error = e.Error switch
+        {
+            LLHttpError.ResponseHeadTimeout => ProxyError.DownstreamTimeout,
+            LLHttpError.BodyIdleTimeout or LLHttpError.ResponseBodyTruncated or LLHttpError.InvalidChunkedEncoding or LLHttpError.ReceiveFailed =>
+                ProxyError.DownstreamBodyCutShort,
+            LLHttpError.ConnectFailed or LLHttpError.ConnectTimeout or LLHttpError.ConnectionClosedBeforeResponse or LLHttpError.SendFailed or LLHttpError.ConnectionAborted
+                or LLHttpError.TlsHandshakeFailed =>
+                ProxyError.DownstreamUnavailable,
+            _ => ProxyError.DownstreamInvalidResponse,
+        };
+        // A failed TLS handshake is part of connecting: nothing was sent, and the downstream is unusable as set up.
+        var connect = e.Error is LLHttpError.ConnectFailed or LLHttpError.ConnectTimeout or LLHttpError.TlsHandshakeFailed;
+        var connectionFailed = !aborted && (connect || e.Error is LLHttpError.SendFailed or LLHttpError.ReceiveFailed
+            or LLHttpError.ConnectionClosedBeforeResponse or LLHttpError.ResponseBodyTruncated);
+        return new ProxyException(error, FailureSide.Downstream, connect ? ExchangePhase.Connect : phase, requestSent: !connect,
+            connectionFailed, e.Message, e);
+    }
 
     public void OnIdle() => lease.OnIdle();
 

@@ -2,7 +2,7 @@ using LLHttp;
 using LLHttp.Pooling;
 using LLRP.Balancing;
 using LLRP.Buffers;
-using LLRP.Connections;
+using LLRP.Exchanges;
 
 namespace LLRP.Forwarding;
 
@@ -43,7 +43,8 @@ internal sealed class LLHttpForwarderFactory : IForwarderFactory
         // connections gave up (downstreamShareAfter), so idle downstream connections stay bounded either way.
         _shared = options.ShareClients || downstreams.PerRequest;
         _shareAfter = options.DownstreamShareAfter;
-        _pools = downstreams.Destinations.ToDictionary(d => d, d => new LLHttpConnectionPool(d.EndPoint, ClientOptions));
+        _pools = downstreams.Destinations.ToDictionary(d => d, d => new LLHttpConnectionPool(
+            d.EndPoint, d.Address.Scheme == Uri.UriSchemeHttps ? options.DownstreamTrust.ClientOptions(d.Address.IdnHost) : null, ClientOptions));
     }
 
     public string Description => _shared

@@ -1,7 +1,7 @@
 using LLRP.Balancing;
-using LLRP.Connections;
 using LLRP.Context;
 using LLRP.Errors;
+using LLRP.Exchanges;
 using LLRP.Http1;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
@@ -32,20 +32,21 @@ internal sealed class YarpForwarder : InvokerForwarder
         _transformer = new LLRPTransformer(_context);
     }
 
-    protected override async ValueTask ForwardThroughInvokerAsync(ProxyConnection connection)
+    protected override async ValueTask ForwardThroughInvokerAsync(Exchange exchange)
     {
-        var context = _context.Start(connection);
+        var context = _context.Start(exchange);
         try
         {
-            _transformer.Head = connection.Head;
+            _transformer.Head = exchange.Head;
             var error = await _forwarder.SendAsync(context, DownstreamPrefix, Invoker, _config, _transformer);
             if (error != ForwarderError.None)
             {
-                throw Translate(connection, error, context.Features.Get<IForwarderErrorFeature>()?.Exception);
+                throw Classify(exchange, error, context.Features.Get<IForwarderErrorFeature>()?.Exception);
             }
             if (_context.IsAborted)
             {
-                ProxyThrow.Throw(ProxyError.DownstreamBodyCutShort, "YARP aborted the request.");
+                throw new ProxyException(ProxyError.DownstreamBodyCutShort, FailureSide.Downstream, ExchangePhase.ResponseBody, requestSent: true,
+                    connectionFailed: false, "YARP aborted the request.");
             }
             // HttpForwarder leaves completing an HTTP/1.1 response to the server; here that ends the client framing.
             await context.Response.CompleteAsync();
@@ -57,30 +58,39 @@ internal sealed class YarpForwarder : InvokerForwarder
     }
 
     /// <summary>
-    /// HttpForwarder's outcome as the shared side's failure. YARP has already set a status (or aborted the context);
-    /// the connection answers from the exception instead, so every variant maps the same failure to the same answer.
+    /// The one conversion of HttpForwarder's outcome, at the call that reports it. YARP has already set a status (or
+    /// aborted the context); the front end answers from the failure instead, so every variant maps the same failure to
+    /// the same answer. What failed where it was known comes first: the exchange's own abort (its deadline or its client
+    /// gone: 408, 504 or nothing), the client's body failing while YARP sent it, or the proxy's own failure that YARP
+    /// caught (a response the shared side refused).
     /// </summary>
-    private static Exception Translate(ProxyConnection connection, ForwarderError error, Exception? exception)
+    private static ProxyException Classify(Exchange exchange, ForwarderError error, Exception? exception)
     {
-        if (connection.Aborted.IsCancellationRequested)
+        if (exchange.IsAborted)
         {
-            // The connection's own timer or the client going away: the connection decides (408, 504 or nothing).
-            return new OperationCanceledException(connection.Aborted);
+            return exchange.AbortFailure();
         }
-        if (RequestSideFailure(exception) is { } requestSide)
+        if (exchange.RequestFailure is { } requestSide)
         {
             return requestSide;
         }
+        if (exception is ProxyException proxy)
+        {
+            return proxy;
+        }
         return error switch
         {
-            ForwarderError.Request when exception is HttpRequestException e => Translate(e),
+            ForwarderError.Request when exception is HttpRequestException e => Classify(e, aborted: false),
             // HttpClient's connect timeout cancels the send without YARP's token or ours being cancelled.
             ForwarderError.RequestCanceled when exception is OperationCanceledException e => ConnectTimedOut(e),
-            ForwarderError.RequestTimedOut => new ProxyException(ProxyError.DownstreamTimeout, "The downstream did not answer within downstreamResponseTimeout.", exception),
-            ForwarderError.ResponseHeaders => new ProxyException(ProxyError.DownstreamInvalidResponse, "The downstream response head could not be relayed.", exception),
-            ForwarderError.ResponseBodyDestination or ForwarderError.ResponseBodyCanceled => BodyCutShort(exception ?? new IOException(error.ToString())),
+            ForwarderError.RequestTimedOut => new ProxyException(ProxyError.DownstreamTimeout, FailureSide.Downstream, ExchangePhase.ResponseHead,
+                requestSent: true, connectionFailed: false, "The downstream did not answer within downstreamResponseTimeout.", exception),
+            ForwarderError.ResponseHeaders => new ProxyException(ProxyError.DownstreamInvalidResponse, FailureSide.Downstream, ExchangePhase.ResponseHead,
+                requestSent: true, connectionFailed: false, "The downstream response head could not be relayed.", exception),
+            ForwarderError.ResponseBodyDestination or ForwarderError.ResponseBodyCanceled => BodyCutShort(exception ?? new IOException(error.ToString()), aborted: false),
             ForwarderError.ResponseBodyClient => new ProxyException(ProxyError.ClientGone, "The client closed the connection.", exception),
-            _ => new ProxyException(ProxyError.DownstreamUnavailable, $"YARP reported {error}.", exception),
+            _ => new ProxyException(ProxyError.DownstreamUnavailable, FailureSide.Downstream, ExchangePhase.ResponseHead, requestSent: true,
+                connectionFailed: IsConnectionFailure(exception), $"YARP reported {error}.", exception),
         };
     }
 

@@ -1,6 +1,6 @@
 using System.Net;
 using LLRP.Balancing;
-using LLRP.Connections;
+using LLRP.Exchanges;
 using Microsoft.Extensions.DependencyInjection;
 using Yarp.ReverseProxy.Forwarder;
 

@@ -60,7 +60,14 @@ public static class ProxyHost
             k.AddServerHeader = false;
             foreach (var endPoint in options.ListenEndPoints)
             {
-                k.Listen(endPoint, listen => listen.Use(_ => server.OnConnectionAsync));
+                k.Listen(endPoint.EndPoint, listen =>
+                {
+                    if (endPoint.Tls)
+                    {
+                        ServerTls.Use(listen, options);
+                    }
+                    listen.Use(_ => server.OnConnectionAsync);
+                });
             }
         });
 

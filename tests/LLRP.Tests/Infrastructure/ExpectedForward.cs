@@ -6,7 +6,8 @@ namespace LLRP.Tests.Infrastructure;
 /// <summary>
 /// What the downstream must receive for an accepted request, derived from the client's bytes by the contract:
 /// request line `METHOD origin-form HTTP/1.1`; one Host; the client's end-to-end fields (hop-by-hop, Connection-named,
-/// Expect and framing fields removed); Via and X-Forwarded-For appended; the de-framed body.
+/// Expect and framing fields removed); Via and X-Forwarded-For appended (and X-Forwarded-Proto behind a TLS listener);
+/// the de-framed body.
 /// </summary>
 public sealed class ExpectedForward
 {
@@ -182,6 +183,13 @@ public sealed class ExpectedForward
         }
         var expectedFields = Fields.GroupBy(h => h.Key, StringComparer.OrdinalIgnoreCase)
             .ToDictionary(g => g.Key, g => string.Join(", ", g.Select(h => h.Value)), StringComparer.OrdinalIgnoreCase);
+        if (variant.Tls)
+        {
+            // A TLS listener says so: X-Forwarded-Proto "https", after whatever the client sent in that field.
+            var expectedProto = expectedFields.Remove("X-Forwarded-Proto", out var sent) ? $"{sent}, https" : "https";
+            Assert.True(actualFields.Remove("X-Forwarded-Proto", out var proto) && Normalize(proto) == Normalize(expectedProto),
+                $"X-Forwarded-Proto: expected '{expectedProto}', got '{proto}'{context}");
+        }
         foreach (var (name, value) in expectedFields)
         {
             Assert.True(actualFields.TryGetValue(name, out var got), $"field '{name}: {Wire.Show(value)}' was not forwarded{context}");

@@ -1,3 +1,5 @@
+using System.Security.Cryptography.X509Certificates;
+
 namespace LLRP.Tests.Infrastructure;
 
 /// <summary>
@@ -8,10 +10,12 @@ public sealed class ProxyUnderTest : IAsyncDisposable
 {
     private readonly Func<ValueTask> _stop;
     private readonly RefusingPort? _refusing;
+    private readonly TlsRelay? _relay;
 
-    private ProxyUnderTest(Variant variant, RecordingDownstream downstream, Func<ValueTask> stop, Uri url, RefusingPort? refusing = null)
+    private ProxyUnderTest(Variant variant, RecordingDownstream downstream, Func<ValueTask> stop, Uri url, RefusingPort? refusing = null, TlsRelay? relay = null)
     {
         _refusing = refusing;
+        _relay = relay;
         Variant = variant;
         Downstream = downstream;
         _stop = stop;
@@ -22,17 +26,34 @@ public sealed class ProxyUnderTest : IAsyncDisposable
     public RecordingDownstream Downstream { get; }
     public Uri Url { get; }
 
-    public static async Task<ProxyUnderTest> StartAsync(Variant variant, IReadOnlyList<string> options, bool unreachableDownstream)
+    /// <summary>
+    /// Starts the variant in-process. <paramref name="tls"/>: the proxy listens on https:// with the suite's test
+    /// certificate (<see cref="ConnectAsync"/> then speaks TLS). <paramref name="downstreamCertificate"/>: the downstream
+    /// is https://, a <see cref="TlsRelay"/> presenting that certificate in front of the recording downstream.
+    /// </summary>
+    public static async Task<ProxyUnderTest> StartAsync(
+        Variant variant, IReadOnlyList<string> options, bool unreachableDownstream, bool tls = false, X509Certificate2? downstreamCertificate = null,
+        string[]? certificateArguments = null)
     {
         var downstream = new RecordingDownstream();
         downstream.Start();
         // Held for the proxy's life, so the downstream address keeps refusing connections.
         var refusing = unreachableDownstream ? new RefusingPort() : null;
-        var downstreamPort = refusing?.Port ?? downstream.Port;
+        TlsRelay? relay = null;
+        if (downstreamCertificate is not null)
+        {
+            relay = new TlsRelay(downstreamCertificate, downstream.Port);
+            relay.Start();
+        }
+        var downstreamUrl = relay is not null ? $"https://127.0.0.1:{relay.Port}" : $"http://127.0.0.1:{refusing?.Port ?? downstream.Port}";
+        tls |= variant.Tls;
+        string[] listen = tls
+            ? ["--urls", "https://127.0.0.1:0", .. certificateArguments ?? ["--certificate", TestCertificates.LocalhostPem, "--certificateKey", TestCertificates.LocalhostKeyPem]]
+            : ["--urls", "http://127.0.0.1:0"];
         string[] args =
         [
-            "--urls", "http://127.0.0.1:0",
-            "--downstream", $"http://127.0.0.1:{downstreamPort}",
+            .. listen,
+            "--downstream", downstreamUrl,
             .. variant.Arguments,
             .. options,
         ];
@@ -49,7 +70,7 @@ public sealed class ProxyUnderTest : IAsyncDisposable
             {
                 await app.DisposeAsync();
             }
-        }, url, refusing);
+        }, url, refusing, relay);
     }
 
     /// <summary>A full-stack baseline (src/Baselines) as its own process, in front of a new recording downstream.</summary>
@@ -94,6 +115,10 @@ public sealed class ProxyUnderTest : IAsyncDisposable
         {
             await Downstream.DisposeAsync();
             _refusing?.Dispose();
+            if (_relay is not null)
+            {
+                await _relay.DisposeAsync();
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
 
 namespace LLRP.Tests.Infrastructure;
@@ -54,13 +55,13 @@ public enum Ending
 public sealed class RawClient : IAsyncDisposable
 {
     private readonly Socket _socket;
-    private readonly NetworkStream _stream;
+    private readonly Stream _stream;
     private readonly ByteReader _reader;
 
-    private RawClient(Socket socket)
+    private RawClient(Socket socket, Stream stream)
     {
         _socket = socket;
-        _stream = new NetworkStream(socket, ownsSocket: true);
+        _stream = stream;
         _reader = new ByteReader(_stream);
     }
 
@@ -73,7 +74,15 @@ public sealed class RawClient : IAsyncDisposable
     {
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, proxy.Port), Wire.Deadline());
-        return new RawClient(socket);
+        var stream = new NetworkStream(socket, ownsSocket: true);
+        if (proxy.Scheme != Uri.UriSchemeHttps)
+        {
+            return new RawClient(socket, stream);
+        }
+        // The same raw bytes over TLS: the proxy's https listener with the suite's test certificate.
+        var tls = new SslStream(stream, leaveInnerStreamOpen: false);
+        await tls.AuthenticateAsClientAsync(TestCertificates.ClientOptions("localhost"), Wire.Deadline());
+        return new RawClient(socket, tls);
     }
 
     public Task SendAsync(string raw) => SendAsync(Wire.Bytes(raw));

@@ -12,9 +12,11 @@ namespace LLRP.Tests.Infrastructure;
 /// under other options names its `--client` and the options (by default `--client` is the name, with no options).
 /// <paramref name="ResendsSmallBodies"/>: an idempotent request with a small body, unanswered on a reused downstream
 /// connection, is sent again; HttpClient streams the body from the client once (docs/known-differences.md).
+/// <paramref name="Tls"/>: the proxy listens on https:// and the suite's raw clients speak TLS to it.
 /// </summary>
 public sealed record Variant(string Name, bool CanonicalFraming, bool RelaysInterim = true, bool SupportsAsteriskForm = true,
-    bool ExpectsContinueForLargeOrChunkedBodies = false, string? Client = null, string[]? Options = null, bool ResendsSmallBodies = false)
+    bool ExpectsContinueForLargeOrChunkedBodies = false, string? Client = null, string[]? Options = null, bool ResendsSmallBodies = false,
+    bool Tls = false)
 {
     /// <summary>The proxy's command line for this variant: `--client` and its options.</summary>
     public string[] Arguments => ["--client", Client ?? Name, .. Options ?? []];
@@ -29,6 +31,8 @@ public static class Variants
         new("llhttp", CanonicalFraming: true, ResendsSmallBodies: true),
         // llhttp on the runtime's sockets, both sides: the engine everywhere but Linux x86-64 (there, the same as llhttp).
         new("llhttp-runtime-engine", CanonicalFraming: true, Client: "llhttp", Options: ["--socketEngine", "runtime"], ResendsSmallBodies: true),
+        // llhttp behind an https:// listener: every raw request of the suite again, over TLS (RawClient speaks it).
+        new("llhttp-tls", CanonicalFraming: true, Client: "llhttp", ResendsSmallBodies: true, Tls: true),
         new("httpclient-httpcontext", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false, ExpectsContinueForLargeOrChunkedBodies: true),
         new("yarp", CanonicalFraming: false, RelaysInterim: false, SupportsAsteriskForm: false, ExpectsContinueForLargeOrChunkedBodies: true),
     ];

@@ -1,7 +1,9 @@
 using LLHttp;
 using LLHttp.Pooling;
+using LLRP.Balancing;
+using LLRP.Errors;
 
-namespace LLRP.Balancing;
+namespace LLRP.Forwarding;
 
 /// <summary>
 /// Where one inbound connection's llhttp exchanges get their downstream connection: from the downstream's shared pool
@@ -60,30 +62,23 @@ internal sealed class LLHttpDownstreamLease(DownstreamChoice choice, IReadOnlyDi
         {
             pools[_current!].Return(connection);
         }
-        End(null, false);
+        var destination = _current;
+        _current = null;
+        choice.Release(destination!);
     }
 
     /// <summary>
-    /// The exchange failed: the connection (if one was rented) is closed, the failure goes to passive health. Returns
-    /// the downstream it failed on when the request may go once more to another one
-    /// (<see cref="DownstreamChoice.MayRetryElsewhere"/>), for the next <see cref="RentAsync"/> to exclude; otherwise null.
+    /// The exchange failed: the connection (if one was rented) is closed, and the downstream's choice decides with the
+    /// failure (<see cref="DownstreamChoice.Failed"/>): passive health, and whether the request goes once more
+    /// elsewhere. Returns the downstream to exclude then; otherwise null.
     /// </summary>
-    public Destination? Abort(LLHttpConnection? connection, Exception failure, bool cancelled)
+    public Destination? Abort(LLHttpConnection? connection, ProxyException failure, Destination? excluded, bool responseStarted)
     {
         connection?.Abort();
-        var failed = End(failure, cancelled);
-        return failed is not null && choice.MayRetryElsewhere(failed, failure, cancelled) ? failed : null;
-    }
-
-    private Destination? End(Exception? failure, bool cancelled)
-    {
         var destination = _current;
         _current = null;
-        if (destination is not null)
-        {
-            choice.Release(destination, failure, cancelled);
-        }
-        return destination;
+        // No downstream was chosen (every one is out): nothing to release, nowhere else to go.
+        return destination is null ? null : choice.Failed(destination, failure, excluded, responseStarted);
     }
 
     /// <summary>Between requests: an idle affinity connection is closed after downstreamIdleTimeout.</summary>

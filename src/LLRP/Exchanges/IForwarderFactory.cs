@@ -1,6 +1,6 @@
 using LLRP.Balancing;
 
-namespace LLRP.Connections;
+namespace LLRP.Exchanges;
 
 /// <summary>Creates the variant's forwarder for each inbound connection and owns whatever the connections share.</summary>
 internal interface IForwarderFactory : IDisposable

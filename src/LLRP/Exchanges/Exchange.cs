@@ -1,0 +1,181 @@
+using System.IO.Pipelines;
+using System.Runtime.CompilerServices;
+using LLRP.Errors;
+using LLRP.Http1;
+
+namespace LLRP.Exchanges;
+
+/// <summary>
+/// One request and its response, as a variant's <see cref="IForwarder"/> receives it: the validated head, the de-framed
+/// body, the response writer (client framing and header policy), the deadline (downstreamResponseTimeout, restarted by
+/// progress) and the abort token, and the client's address for X-Forwarded-For. A front end creates it and runs it; the
+/// variant fills the response and returns, or throws the exchange's <see cref="ProxyException"/>, and never reaches
+/// the front end itself.
+/// </summary>
+/// <remarks>
+/// The HTTP/1.1 connection loop (<c>ProxyConnection</c>) creates one per connection and reuses it request after
+/// request (<see cref="Start"/>), so a request allocates nothing. A front end with several exchanges in flight on one
+/// connection (HTTP/2 streams) creates one per stream slot and pools them the same way: everything an exchange needs is
+/// here, and the deadline and the abort are its own. The one timer that keeps time for every connection asks each
+/// exchange in flight <see cref="IsPastDeadline"/> and calls <see cref="Expire"/>.
+/// </remarks>
+internal sealed class Exchange : IDisposable
+{
+    private readonly long _timeoutMs;
+    private readonly CancellationTokenSource _abort = new();
+    private long _deadline = long.MaxValue;
+    // Why the exchange was aborted, plus one (0: not aborted), decided when it was (the deadline or the client) and read
+    // once its awaits fail. The first reason stays: the timer and the client's close may race.
+    private int _abortReason;
+    private ProxyException? _requestFailure;
+
+    /// <param name="downstreamResponseTimeout">How long the exchange may wait without progress.</param>
+    /// <param name="forwardedFor">The client's address for X-Forwarded-For (RFC 7239 §5.2 names the same information "for").</param>
+    /// <param name="connectionIndex">The client connection's number in arrival order (HttpContext's ConnectionId).</param>
+    /// <param name="tls">The client connection is TLS: the forwarded request says so in X-Forwarded-Proto.</param>
+    public Exchange(RequestHead head, RequestBodyReader body, ResponseWriter response, TimeSpan downstreamResponseTimeout, byte[] forwardedFor, int connectionIndex,
+        bool tls = false)
+    {
+        Tls = tls;
+        Head = head;
+        Body = body;
+        Response = response;
+        _timeoutMs = (long)downstreamResponseTimeout.TotalMilliseconds;
+        ForwardedFor = forwardedFor;
+        ConnectionIndex = connectionIndex;
+    }
+
+    public RequestHead Head { get; }
+
+    public RequestBodyReader Body { get; }
+
+    public ResponseWriter Response { get; }
+
+    /// <summary>The client's address as ASCII, for X-Forwarded-For.</summary>
+    public byte[] ForwardedFor { get; }
+
+    public int ConnectionIndex { get; }
+
+    /// <summary>
+    /// The client spoke TLS to the proxy: every variant adds "X-Forwarded-Proto: https" (the de facto field nginx's
+    /// $scheme and HAProxy's ssl_fc set), so the downstream can tell an https request from a cleartext one.
+    /// </summary>
+    public bool Tls { get; }
+
+    /// <summary>Cancelled when the deadline expires or the client goes away; every downstream wait uses it.</summary>
+    public CancellationToken Aborted => _abort.Token;
+
+    /// <summary>Whether <see cref="Aborted"/> was cancelled, and so a cancelled wait means <see cref="AbortFailure"/>.</summary>
+    public bool IsAborted => Volatile.Read(ref _abortReason) != 0;
+
+    /// <summary>The head was accepted: starts body de-framing, the response and the deadline.</summary>
+    public void Start()
+    {
+        _requestFailure = null;
+        Body.Start(Head);
+        Response.Start(Head);
+        RestartDeadline();
+    }
+
+    /// <summary>
+    /// A piece of the request body reached the downstream or a piece of the response body came back: the exchange is
+    /// progressing, so downstreamResponseTimeout starts again (it bounds each wait, not the whole exchange). One
+    /// volatile write: no timer is armed and nothing is allocated.
+    /// </summary>
+    public void RestartDeadline() => Volatile.Write(ref _deadline, Environment.TickCount64 + _timeoutMs);
+
+    /// <summary>Whether the deadline has passed at <paramref name="now"/> (Environment.TickCount64).</summary>
+    public bool IsPastDeadline(long now) => now >= Volatile.Read(ref _deadline);
+
+    /// <summary>
+    /// The deadline passed: the failure is classified now, where it is known. If the exchange waited for body bytes the
+    /// client had not sent, the client is late (408, RFC 9110 §15.5.9); any other wait (the downstream not answering,
+    /// or not taking the body it is sent) is the downstream's (504, RFC 9110 §15.6.5).
+    /// </summary>
+    public void Expire() => Abort(Body.IsAwaitingClient ? ProxyError.RequestTimeout : ProxyError.DownstreamTimeout);
+
+    /// <summary>The client closed or reset its connection: every wait ends, and there is nobody to answer.</summary>
+    public void ClientGone() => Abort(ProxyError.ClientGone);
+
+    /// <summary>Ends every wait of the exchange for <paramref name="reason"/>; the first reason stays.</summary>
+    public void Abort(ProxyError reason)
+    {
+        if (Interlocked.CompareExchange(ref _abortReason, (int)reason + 1, 0) != 0)
+        {
+            return;
+        }
+        try
+        {
+            _abort.Cancel();
+        }
+        catch (ObjectDisposedException)
+        {
+        }
+    }
+
+    /// <summary>The typed failure behind a wait that <see cref="Aborted"/> cancelled.</summary>
+    public ProxyException AbortFailure()
+    {
+        var reason = (ProxyError)(Volatile.Read(ref _abortReason) - 1);
+        return reason switch
+        {
+            ProxyError.RequestTimeout => new ProxyException(reason, "The client did not send the request body within downstreamResponseTimeout."),
+            ProxyError.ClientGone => new ProxyException(reason, "The client closed the connection."),
+            _ => new ProxyException(reason, FailureSide.Downstream, Response.HasStarted ? ExchangePhase.ResponseBody : ExchangePhase.ResponseHead,
+                requestSent: true, connectionFailed: false,
+                "The downstream made no progress within downstreamResponseTimeout."),
+        };
+    }
+
+    /// <summary>
+    /// The client's de-framed body failed while a client library read it to send it downstream (a bad chunk, a body
+    /// over maxRequestBodySize, the client gone): recorded where it happened, since the library then reports a failed
+    /// send of its own, and <see cref="RequestFailure"/> is what the exchange answers.
+    /// </summary>
+    public void RequestBodyFailed(ProxyException failure) => _requestFailure ??= failure;
+
+    /// <summary>The failure of the client's body recorded by <see cref="RequestBodyFailed"/> during this exchange.</summary>
+    public ProxyException? RequestFailure => _requestFailure;
+
+    /// <summary>
+    /// What ended the exchange, as the one failure type: a <see cref="ProxyException"/> as it was thrown where it was
+    /// classified; a cancelled wait as the reason the exchange was aborted for; anything else, which no adapter
+    /// classified, as the downstream exchange failing (RFC 9110 §15.6.3).
+    /// </summary>
+    public ProxyException FailureOf(Exception e) => e switch
+    {
+        ProxyException p => p,
+        OperationCanceledException when IsAborted => AbortFailure(),
+        _ => new ProxyException(ProxyError.DownstreamUnavailable, FailureSide.Downstream, ExchangePhase.ResponseHead, requestSent: true,
+            connectionFailed: false, "The downstream exchange failed.", e),
+    };
+
+    /// <summary>
+    /// <paramref name="count"/> bytes of response body arrived in <see cref="ResponseWriter.GetBodyMemory"/>: commits
+    /// them, restarts the deadline, and sends them to the client unless the body is now complete (then the front end
+    /// flushes it with the head, one send for a small response).
+    /// </summary>
+    public ValueTask ResponseBodyReceivedAsync(int count)
+    {
+        Response.AdvanceBody(count);
+        RestartDeadline();
+        if (!Response.ExpectsMoreBody)
+        {
+            return default;
+        }
+        var flush = Response.FlushAsync();
+        return flush.IsCompletedSuccessfully && !flush.Result.IsCompleted ? default : AwaitClientFlushAsync(flush);
+    }
+
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private static async ValueTask AwaitClientFlushAsync(ValueTask<FlushResult> flush)
+    {
+        if ((await flush).IsCompleted)
+        {
+            ProxyThrow.ClientGone();
+        }
+    }
+
+    /// <summary>The front end is done with the exchange for good.</summary>
+    public void Dispose() => _abort.Dispose();
+}

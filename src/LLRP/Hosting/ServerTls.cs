@@ -1,0 +1,28 @@
+using System.Security.Authentication;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.AspNetCore.Server.Kestrel.Https;
+
+namespace LLRP.Hosting;
+
+/// <summary>
+/// TLS termination for https:// listeners: Kestrel's TLS connection middleware in front of the raw connection handler,
+/// which then reads and writes plaintext as on a cleartext listener.
+/// </summary>
+internal static class ServerTls
+{
+    public static void Use(Microsoft.AspNetCore.Server.Kestrel.Core.ListenOptions listen, ProxyOptions options)
+    {
+        // ALPN offers http/1.1 only: the connection handler speaks HTTP/1.1.
+        listen.Protocols = HttpProtocols.Http1;
+        listen.UseHttps(new HttpsConnectionAdapterOptions
+        {
+            ServerCertificate = options.ServerCertificate,
+            // TLS 1.2 and 1.3, what nginx and HAProxy enable by default; older versions are refused in the handshake.
+            SslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
+            // No client certificate is asked for, and so TLS 1.2 renegotiation (which Kestrel allows only to ask for one
+            // later) is never offered.
+            ClientCertificateMode = ClientCertificateMode.NoCertificate,
+            HandshakeTimeout = options.TlsHandshakeTimeout,
+        });
+    }
+}
