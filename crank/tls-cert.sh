@@ -12,7 +12,8 @@ dir="${1:?usage: crank/tls-cert.sh DIR [ADDRESS...]}"; shift
 command -v openssl > /dev/null || { echo "tls-cert: openssl not found (apt-get install -y openssl)" >&2; exit 2; }
 names="DNS:localhost,IP:127.0.0.1"
 for a in "$@"; do
-  if [[ "$a" =~ ^[0-9.]+$ || "$a" == *:* ]]; then names="$names,IP:$a"; else names="$names,DNS:$a"; fi
+  if [[ "$a" =~ ^[0-9.]+$ || "$a" == *:* ]]; then name="IP:$a"; else name="DNS:$a"; fi
+  [[ ",$names," == *",$name,"* ]] || names="$names,$name"
 done
 mkdir -p "$dir"
 if [ -s "$dir/cert.pem" ] && [ -s "$dir/key.pem" ] && [ "$(cat "$dir/names" 2>/dev/null)" = "$names" ]; then
