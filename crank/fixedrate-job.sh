@@ -23,7 +23,7 @@
 # fixedrate/rate (offered), fixedrate/due (requests due in the window), fixedrate/sent (requests/s h2load sent),
 # fixedrate/missed (due but unanswered at the end), fixedrate/uncorrected/latency/{50,99,99.9,max}.
 #
-# usage: fixedrate-job.sh --rate R [-w WARMUP_S] [-d DURATION_S] [-c CONNECTIONS] [--headers plaintext|browser|none]
+# usage: fixedrate-job.sh --rate R [-w WARMUP_S] [-d DURATION_S] [-c CONNECTIONS] [--headers plaintext|browser|handshake|none]
 #                         [-H 'Name: value']... [--body-size BYTES] [--body-framing content-length] [--max-errors N] URL
 #        fixedrate-job.sh --parse H2LOAD_OUTPUT LOG_FILE RATE CONNECTIONS DURATION_S   (crank/tests/parsers-test.sh)
 # Defaults: -w 20 -d 15 -c 64 (run-local.sh's), headers plaintext. The warm-up runs at the same rate, unmeasured.
@@ -157,7 +157,7 @@ case "$body_framing" in
   chunked) [ "$body_size" = 0 ] || die "h2load sends request bodies with Content-Length only: --body-framing chunked is the wrk job's (benchmarks.yml job wrk)" ;;
   *) die "--body-framing must be content-length or chunked, not '$body_framing'" ;;
 esac
-load_preset_headers "$preset" || die "unknown header preset '$preset' (plaintext|browser|none)"
+load_preset_headers "$preset" || die "unknown header preset '$preset' (plaintext|browser|handshake|none)"
 headers=("${PRESET_HEADERS[@]}" "${headers[@]}")
 
 H2LOAD="${H2LOAD:-$(command -v h2load || true)}"

@@ -14,6 +14,10 @@
 #                  maxconn), balanced round-robin (HAProxy's default); the scaling comparison sets it. The config is
 #                  then rendered into a temp file, removed when HAProxy exits.
 #   HAPROXY_THREADS (1)  HAPROXY (/usr/sbin/haproxy)  READY_TIMEOUT (30 s)
+#   TLS_CERT, TLS_KEY  listen with TLS (benchmarks.yml's serverScheme=https): this PEM certificate and key
+#                  (crank/tls-cert.sh), joined into TLS_CERT.haproxy.pem, the one file HAProxy's "crt" reads
+#   DOWNSTREAM_TLS_CA  connect to the upstream over TLS (downstreamScheme=https), verifying its certificate against
+#                  this PEM file for the name "localhost", SNI "localhost"
 # Ready line (crank readyStateText): "haproxy-job: ready"
 set -euo pipefail
 
@@ -22,6 +26,16 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 : "${DOWNSTREAM_ADDRESS=127.0.0.1}" "${DOWNSTREAM_PORT=8081}"
 : "${HAPROXY_THREADS:=1}" "${HAPROXY:=/usr/sbin/haproxy}" "${READY_TIMEOUT:=30}"
 export LISTEN_ADDRESS LISTEN_PORT DOWNSTREAM_ADDRESS DOWNSTREAM_PORT HAPROXY_THREADS
+# haproxy.cfg's ".if defined(...)" blocks choose TLS on either side.
+if [ -n "${TLS_CERT:-}" ]; then
+  [ -r "$TLS_CERT" ] && [ -r "${TLS_KEY:-}" ] || { echo "haproxy-job: TLS_CERT and TLS_KEY must be readable files" >&2; exit 2; }
+  cat "$TLS_CERT" "$TLS_KEY" > "$TLS_CERT.haproxy.pem"
+  export HAPROXY_TLS_CRT="$TLS_CERT.haproxy.pem"
+fi
+if [ -n "${DOWNSTREAM_TLS_CA:-}" ]; then
+  [ -r "$DOWNSTREAM_TLS_CA" ] || { echo "haproxy-job: DOWNSTREAM_TLS_CA must be a readable file" >&2; exit 2; }
+  export HAPROXY_DOWNSTREAM_CA="$DOWNSTREAM_TLS_CA"
+fi
 
 [ -x "$HAPROXY" ] || { echo "haproxy-job: $HAPROXY not found (apt-get install -y haproxy)" >&2; exit 2; }
 [ -n "$LISTEN_ADDRESS" ] || { echo "haproxy-job: LISTEN_ADDRESS is empty (benchmarks.yml: serverListenAddress / serverAddress)" >&2; exit 2; }

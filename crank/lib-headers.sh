@@ -3,6 +3,9 @@
 #   plaintext  crank's "plaintext" preset (its wrk and bombardier jobs): Accept and Connection: keep-alive
 #   browser    what a desktop browser sends for a page navigation: eleven fields besides Host (the .NET team's proxy lab
 #              drives proxies with a browser-like set; this one follows a current Chrome on Linux)
+#   handshake  plaintext's Accept with "Connection: close": the server closes after each response and the load
+#              opens a new connection for the next, so with https every request pays a full TLS handshake (the
+#              handshake scenario: requests per second are handshakes per second)
 #   none       only what the tool itself sends
 # load_preset_headers NAME: sets the array PRESET_HEADERS ("Name: value" each); returns 1 for an unknown name.
 load_preset_headers() {
@@ -22,6 +25,9 @@ load_preset_headers() {
                       "Sec-Fetch-Site: none"
                       "Upgrade-Insecure-Requests: 1"
                       "User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36") ;;
+    handshake)
+      PRESET_HEADERS=("Accept: text/plain,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7"
+                      "Connection: close") ;;
     none|"") PRESET_HEADERS=() ;;
     *) return 1 ;;
   esac

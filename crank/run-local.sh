@@ -29,7 +29,12 @@
 #   --response-size N  the origin's body in bytes: path '/?s=N' (benchmarks.yml's responseSize; not with --path)
 #   --request-body-size N  0 = GET (default); N = POST with an N-byte body (benchmarks.yml's requestBodySize)
 #   --request-body-framing F  content-length (default) or chunked (wrk only)
-#   --headers H     request header preset: plaintext (default), browser, none (crank/lib-headers.sh)
+#   --headers H     request header preset: plaintext (default), browser, handshake (plaintext with "Connection: close":
+#                   a new connection, and with https a full TLS handshake, for every request), none (crank/lib-headers.sh)
+#   --server-scheme S      http (default) or https: the load speaks TLS to the proxy (benchmarks.yml's serverScheme)
+#   --downstream-scheme S  http (default) or https: the proxy speaks TLS to the origin (downstreamScheme). Every
+#                   proxy and origin of the run presents one self-signed ECDSA P-256 certificate made for it
+#                   (crank/tls-cert.sh, in the run's tls/ folder) and trusts only it downstream
 #   --load L        wrk (default: closed loop, crank/wrk-job.sh) or fixedrate (open loop at --rate requests/s,
 #                   crank/fixedrate-job.sh; fixed warm-up, no adaptive one). crank/fixedrate.sh runs it at 25/50/75/90 %
 #                   of a measured maximum
@@ -86,6 +91,7 @@ rounds=3 round_offset=0 duration=15 warmup=20 connections=64 load_threads=1 req_
 # Every proxy gets the same thread/process count; 1 is what nginx and HAProxy always had here, and on the shared 2-core
 # box (load, proxy and origin together) there is no second core to give any proxy (benchmarks.yml's "threads").
 proxy_threads=1 response_size="" body_size=0 body_framing=content-length headers_preset=plaintext load_kind=wrk rate=""
+server_scheme=http downstream_scheme=http
 json_dir="" pin=none origin=downstream own_sessions=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8081
 ready_timeout=60
 # The steadiness criterion (docs/methodology.md, "The steadiness check"). 15 %: nginx, HAProxy and direct (no
@@ -164,7 +170,11 @@ while [ $# -gt 0 ]; do
       case "${2:-}" in content-length|chunked) body_framing="$2" ;; *) bad_usage "--request-body-framing must be content-length or chunked, not '${2:-}'" ;; esac
       shift 2 ;;
     --headers)
-      case "${2:-}" in plaintext|browser|none) headers_preset="$2" ;; *) bad_usage "--headers must be plaintext, browser or none, not '${2:-}'" ;; esac
+      case "${2:-}" in plaintext|browser|handshake|none) headers_preset="$2" ;; *) bad_usage "--headers must be plaintext, browser, handshake or none, not '${2:-}'" ;; esac
+      shift 2 ;;
+    --server-scheme|--downstream-scheme)
+      case "${2:-}" in http|https) ;; *) bad_usage "$1 must be http or https, not '${2:-}'" ;; esac
+      if [ "$1" = --server-scheme ]; then server_scheme="$2"; else downstream_scheme="$2"; fi
       shift 2 ;;
     --load)
       case "${2:-}" in wrk|fixedrate) load_kind="$2" ;; *) bad_usage "--load must be wrk or fixedrate, not '${2:-}'" ;; esac
@@ -260,6 +270,11 @@ done
 mkdir -p "$json_dir/logs"
 json_dir="$(cd "$json_dir" && pwd)"
 log "results go to ${json_dir#"$ROOT"/}"
+# TLS on either side: one certificate for every proxy and origin of the run, for the addresses they are reached at.
+tls_dir="$json_dir/tls"
+if [ "$server_scheme" = https ] || [ "$downstream_scheme" = https ]; then
+  "$ROOT/crank/tls-cert.sh" "$tls_dir" "$srv_target" "$ds_target" | while read -r line; do log "$line"; done
+fi
 
 # ---------------------------------------------------------------- process bookkeeping
 # Every server is started as its own process group (OWN_GROUP), so its PID is also its group; stop_group signals the
@@ -449,7 +464,7 @@ jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_di
   echo "command:     $COMMAND_LINE"
 } > "$json_dir/machine.txt"
 
-log "mode: $mode; scenarios: ${runnable[*]}; $rounds round(s) of ${warmup}s warm-up + ${duration}s, $([ "$load_kind" = wrk ] && echo "wrk -t $load_threads" || echo "fixed rate $rate/s") -c $connections, path $req_path, $([ "$body_size" = 0 ] && echo GET || echo "POST $body_size B ($body_framing)"), headers $headers_preset; proxy threads $proxy_threads"
+log "mode: $mode; scenarios: ${runnable[*]}; $rounds round(s) of ${warmup}s warm-up + ${duration}s, $([ "$load_kind" = wrk ] && echo "wrk -t $load_threads" || echo "fixed rate $rate/s") -c $connections, path $req_path, $([ "$body_size" = 0 ] && echo GET || echo "POST $body_size B ($body_framing)"), headers $headers_preset; proxy threads $proxy_threads; $server_scheme to the proxy, $downstream_scheme to the origin"
 
 # ---------------------------------------------------------------- crank mode
 run_crank() {
@@ -460,7 +475,7 @@ run_crank() {
   args=(--config "$ROOT/benchmarks.yml" --scenario "$scenario" --json "$out" "${crank_machine_args[@]}"
         --variable "connections=$connections" --variable "loadThreads=$load_threads" --variable "threads=$proxy_threads"
         --variable "requestBodySize=$body_size" --variable "requestBodyFraming=$body_framing"
-        --variable "presetHeaders=$headers_preset" ${rate:+--variable "rate=$rate"} --variable "warmup=$warmup"
+        --variable "presetHeaders=$headers_preset" --variable "serverScheme=$server_scheme" --variable "downstreamScheme=$downstream_scheme" --variable "tlsDir=$tls_dir" ${rate:+--variable "rate=$rate"} --variable "warmup=$warmup"
         --variable "duration=$duration" --variable "path=$req_path"
         --variable "serverPort=$proxy_port" --variable "downstreamPort=$downstream_port"
         --property "scenario=$s" --property "round=$r" --property "runner=crank/run-local.sh")
@@ -662,17 +677,27 @@ run_fallback() {
   if [ -n "$busy" ]; then warn "$tag: $busy is already in use; run skipped"; failures=$((failures + 1)); return 0; fi
   : > "$samples"
 
+  # TLS (--server-scheme / --downstream-scheme https): the run's certificate, as each kind of server takes it. The
+  # .NET apps take an https --urls certificate from Kestrel's configuration; the baselines trust the run's authority
+  # through SSL_CERT_FILE (the file the runtime reads its roots from on Linux), LLRP through --downstreamTrust.
+  local kestrel_tls=(--Kestrel:Certificates:Default:Path="$tls_dir/cert.pem" --Kestrel:Certificates:Default:KeyPath="$tls_dir/key.pem")
+  local job_server_tls=() job_downstream_tls=() origin_tls=()
+  [ "$server_scheme" = http ] || job_server_tls=("TLS_CERT=$tls_dir/cert.pem" "TLS_KEY=$tls_dir/key.pem")
+  [ "$downstream_scheme" = http ] || job_downstream_tls=("DOWNSTREAM_TLS_CA=$tls_dir/ca.pem")
+  [ "$downstream_scheme" = http ] || origin_tls=("TLS_CERT=$tls_dir/cert.pem" "TLS_KEY=$tls_dir/key.pem")
+
   # 1. downstream (crank job "downstream"): the Downstream app, or nginx as the origin (--origin nginx)
   local ds_ready="Application started."
   if [ "$origin" = nginx ]; then
     mkdir -p "$logs/$tag.origin"
     start_group "$logs/$tag.downstream.log" "$CRANK_DIR" "${in_downstream[@]}" "${pin_ds[@]}" env "LISTEN_ADDRESS=$ds_listen" \
-      "LISTEN_PORT=$downstream_port" NGINX_CONFIG=origin.conf "JOB_WORK_DIR=$logs/$tag.origin" "$CRANK_DIR/nginx-job.sh"
+      "LISTEN_PORT=$downstream_port" NGINX_CONFIG=origin.conf "JOB_WORK_DIR=$logs/$tag.origin" "${origin_tls[@]}" "$CRANK_DIR/nginx-job.sh"
     ds_ready="nginx-job: ready"
   else
-    local ds_exe; ds_exe="$("$CRANK_DIR/publish.sh" --exe downstream)"
+    local ds_exe ds_tls=(); ds_exe="$("$CRANK_DIR/publish.sh" --exe downstream)"
+    [ "$downstream_scheme" = http ] || ds_tls=("${kestrel_tls[@]}")
     start_group "$logs/$tag.downstream.log" "$(dirname "$ds_exe")" "${in_downstream[@]}" "${pin_ds[@]}" "$ds_exe" \
-      --urls "http://$ds_listen:$downstream_port"
+      --urls "$downstream_scheme://$ds_listen:$downstream_port" "${ds_tls[@]}"
   fi
   ds_pid="$STARTED_PID"
   if ! wait_ready "$ds_pid" "$logs/$tag.downstream.log" "$ds_ready"; then
@@ -691,16 +716,25 @@ run_fallback() {
     nginx)
       mkdir -p "$logs/$tag.nginx"
       app_cmd=(env "LISTEN_ADDRESS=$srv_listen" "LISTEN_PORT=$proxy_port" "DOWNSTREAM_ADDRESS=$ds_target"
-               "DOWNSTREAM_PORT=$downstream_port" "JOB_WORK_DIR=$logs/$tag.nginx" "NGINX_WORKERS=$proxy_threads" "$CRANK_DIR/nginx-job.sh")
+               "DOWNSTREAM_PORT=$downstream_port" "JOB_WORK_DIR=$logs/$tag.nginx" "NGINX_WORKERS=$proxy_threads"
+               "${job_server_tls[@]}" "${job_downstream_tls[@]}" "$CRANK_DIR/nginx-job.sh")
       ready="nginx-job: ready" ;;
     haproxy)
       app_cmd=(env "LISTEN_ADDRESS=$srv_listen" "LISTEN_PORT=$proxy_port" "DOWNSTREAM_ADDRESS=$ds_target"
-               "DOWNSTREAM_PORT=$downstream_port" "HAPROXY_THREADS=$proxy_threads" "$CRANK_DIR/haproxy-job.sh")
+               "DOWNSTREAM_PORT=$downstream_port" "HAPROXY_THREADS=$proxy_threads"
+               "${job_server_tls[@]}" "${job_downstream_tls[@]}" "$CRANK_DIR/haproxy-job.sh")
       ready="haproxy-job: ready" ;;
     dotnet)
       local exe; exe="$("$CRANK_DIR/publish.sh" --exe "$app")"
       app_dir="$(dirname "$exe")"
-      app_cmd=("$exe" --urls "http://$srv_listen:$proxy_port" --downstream "http://$ds_target:$downstream_port")
+      app_cmd=("$exe" --urls "$server_scheme://$srv_listen:$proxy_port" --downstream "$downstream_scheme://$ds_target:$downstream_port")
+      if [ "$app" = llrp ]; then
+        [ "$server_scheme" = http ] || app_cmd+=(--certificate "$tls_dir/cert.pem" --certificateKey "$tls_dir/key.pem")
+        [ "$downstream_scheme" = http ] || app_cmd+=(--downstreamTrust "$tls_dir/ca.pem")
+      else
+        [ "$server_scheme" = http ] || app_cmd+=("${kestrel_tls[@]}")
+        [ "$downstream_scheme" = http ] || env_args+=("SSL_CERT_FILE=$tls_dir/ca.pem")
+      fi
       # Every .NET process reports over the last $duration seconds with load, i.e. the measured window: LLRP its
       # own figures (requests, allocated B/request, CPU us/request: src/LLRP/Diagnostics/SelfReport.cs) and the
       # methods JIT-compiled, the baselines the methods JIT-compiled (src/Baselines/Shared/JitActivity.cs).
@@ -732,11 +766,13 @@ run_fallback() {
 
   # 3. load (crank job "load"): the same wrk-job.sh, with a hook that samples /proc around the
   # measured run.
-  local target_address="$srv_target"
-  [ "$kind" != none ] || target_address="$ds_target"
-  local url="http://$target_address:$target_port$req_path" first_status=""
+  local target_address="$srv_target" target_scheme="$server_scheme"
+  [ "$kind" != none ] || { target_address="$ds_target"; target_scheme="$downstream_scheme"; }
+  local url="$target_scheme://$target_address:$target_port$req_path" first_status=""
   if command -v curl > /dev/null; then
-    first_status="$("${in_load[@]}" curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$url" || true)"
+    local curl_tls=()
+    [ "$target_scheme" = http ] || curl_tls=(--cacert "$tls_dir/ca.pem")
+    first_status="$("${in_load[@]}" curl -s "${curl_tls[@]}" -o /dev/null -w '%{http_code}' --max-time 5 "$url" || true)"
     [[ "$first_status" == 2* ]] || warn "$tag: first request to $url answered '${first_status:-nothing}'"
   fi
   local sample_pids="downstream=$ds_pid"
@@ -793,7 +829,8 @@ run_fallback() {
     --arg serverAddress "$srv_target" --arg serverListenAddress "${yml_vars[serverListenAddress]}" \
     --arg downstreamAddress "$ds_target" --arg downstreamListenAddress "${yml_vars[downstreamListenAddress]}" \
     --argjson maxErrors "$max_errors" \
-    '{serverScheme: "http", serverAddress: $serverAddress, serverListenAddress: $serverListenAddress, serverPort: $serverPort,
+    --arg serverScheme "$server_scheme" --arg downstreamScheme "$downstream_scheme" \
+    '{serverScheme: $serverScheme, downstreamScheme: $downstreamScheme, serverAddress: $serverAddress, serverListenAddress: $serverListenAddress, serverPort: $serverPort,
       downstreamAddress: $downstreamAddress, downstreamListenAddress: $downstreamListenAddress, maxErrors: $maxErrors,
       downstreamPort: $downstreamPort, connections: $connections, loadThreads: $loadThreads, threads: $threads,
       warmup: $warmup, duration: $duration, path: $path, responseSize: $responseSize, requestBodySize: $requestBodySize,

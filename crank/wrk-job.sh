@@ -13,7 +13,7 @@
 # protocol) so that a crank agent measures wrk's CPU and memory, not this script's.
 #
 # usage: wrk-job.sh [-w WARMUP_S] [--warmup-max S] [-d DURATION_S] [-t THREADS] [-c CONNECTIONS] [--timeout S]
-#                   [--headers plaintext|browser|none] [-H 'Name: value']... [--max-errors N]
+#                   [--headers plaintext|browser|handshake|none] [-H 'Name: value']... [--max-errors N]
 #                   [--body-size BYTES] [--body-framing content-length|chunked] URL
 #        wrk-job.sh --parse REPORT   (the statistics block of a saved wrk report; crank/tests/parsers-test.sh)
 #
@@ -98,7 +98,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/lib-headers.sh"
 # shellcheck source=lib-statistics.sh disable=SC1091
 . "$here/lib-statistics.sh"
-load_preset_headers "$preset" || die "unknown header preset '$preset' (plaintext|browser|none)"
+load_preset_headers "$preset" || die "unknown header preset '$preset' (plaintext|browser|handshake|none)"
 headers=("${PRESET_HEADERS[@]}" "${headers[@]}")
 
 # parse REPORT: crank's statistics block for a wrk report (function below), then the error check.
