@@ -38,9 +38,10 @@
 #   --no-install         never call apt-get (otherwise, as root, a missing jq is installed here and wrk, nginx,
 #                        HAProxy by run-local.sh)
 #   --fallback           pass --fallback to run-local.sh (run the job scripts directly even where crank is installed)
-# Output: DIR/<point>/r<round>/ (run-local.sh's JSON, run.json, machine.txt, logs/), DIR/<point>/<scenario>.runs.json
-# (analysis/aggregate.sh: what a committed sitting keeps), DIR/sweep.json (machine, commit, plan, every command),
-# DIR/machine.txt, DIR/sweep.log, and DIR/report.md + PNG charts.
+# Output: DIR/<point>/r<round>/ (run-local.sh's JSON, run.json, machine.txt, logs/), DIR/sitting.json (every run,
+# run.json and sweep.json folded by analysis/aggregate.sh; `analysis/aggregate.sh --prune DIR` leaves only it before a
+# sitting is committed), DIR/sweep.json (machine, commit, plan, every command), DIR/machine.txt, DIR/sweep.log, and
+# DIR/report.md + PNG charts.
 # Exit status: 0 when every run succeeded, 1 when some failed or were cut by the budget, 2 on bad usage.
 set -euo pipefail
 
