@@ -77,7 +77,7 @@ ready_timeout=60
 # 25 s is timer-driven code, not the request path (Kestrel's heartbeat, HttpClient's pool scavenging, thread-pool
 # hill climbing, the per-second report), and the compile time is wall time that a busy box stretches: in the sitting
 # of 2026-11-24 that put 1-4.4 % into windows whose CPU us/request halves agreed (docs/methodology.md, "The steadiness
-# check"; analysis/results/20261125-late-jit).
+# check"; analysis/results/20261126-0138-late-jit).
 # 2 retries: with about one run in eight noisy on that box, three noisy attempts in a row are rare (~0.2 %).
 steady_tolerance=15 steady_jit_share=5 steady_retries=2 report=1
 # Adaptive warm-up of the .NET scenarios: the JIT counts as quiet at 2 methods or fewer in 3 s; 60 s caps it at
