@@ -26,12 +26,14 @@
 #                        (default: on, except with --quick)
 #   --pgo-connections LIST  the connection counts of those pgo and nopgo points, comma-separated (default: the
 #                        base connections)
+#   Topology: run-local.sh's default unless one of these is given (--pin-proxy --origin nginx where it can run)
 #   --pin                pass --pin to run-local.sh (wrk on CPU 0, proxy + origin on CPU 1)
 #   --pin-proxy          pass --pin-proxy to run-local.sh (the proxy alone on CPU 1, wrk + origin on CPU 0)
-#   --origin O           pass --origin O to run-local.sh: downstream (default, the Downstream app) or nginx
+#   --origin O           pass --origin O to run-local.sh: nginx or downstream (the Downstream app)
+#   --shared             pass --shared to run-local.sh (nothing pinned, Downstream as the origin)
 #   --ports P,Q          proxy and origin ports (default 18080,18081, away from crank/smoke.sh's 8080/8081;
 #                        when either is in use, the next free pair P+10,Q+10 ...)
-#   --out DIR            results directory (default analysis/results/<date>-<nproc>cpu-<cpu model>;
+#   --out DIR            results directory (default analysis/results/<date>-<nproc>cpu-<cpu model>-<topology>;
 #                        with --quick artifacts/analysis/..., which git ignores)
 #   --dry-run            print the plan and the time estimate, run nothing
 #   --no-report          do not run analysis/Report at the end
@@ -49,7 +51,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUN_LOCAL="$ROOT/crank/run-local.sh"
 SWEEP_COMMAND="analysis/sweep.sh$(printf ' %q' "$@")"
 
-quick=0 budget_min="" rounds="" conns="" sizes="" base_c=64 pgo_conns="" fixed_d="" fixed_w="" pgo="" pin="" origin=""
+quick=0 budget_min="" rounds="" conns="" sizes="" base_c=64 pgo_conns="" fixed_d="" fixed_w="" pgo="" pin="" origin="" shared=0
 warmup_max="" steady_retries=""
 proxy_port=18080 origin_port=18081 out="" dry=0 report=1 install=1 fallback=0
 scenarios=()
@@ -84,6 +86,7 @@ while [ $# -gt 0 ]; do
     --pgo-connections) need_list "$1" "${2:-}"; pgo_conns="$2"; shift 2 ;;
     --no-pgo) pgo=0; shift ;;
     --pin|--pin-proxy) [ -z "$pin" ] || [ "$pin" = "$1" ] || die "--pin and --pin-proxy exclude each other"; pin="$1"; shift ;;
+    --shared) shared=1; shift ;;
     --origin) case "${2:-}" in downstream|nginx) origin="$2" ;; *) die "--origin must be downstream or nginx, not '${2:-}'" ;; esac; shift 2 ;;
     --ports) [[ "${2:-}" =~ ^[0-9]+,[0-9]+$ ]] || die "--ports needs P,Q"; proxy_port="${2%,*}"; origin_port="${2#*,}"; shift 2 ;;
     --out) out="${2:?--out needs a directory}"; shift 2 ;;
@@ -197,7 +200,12 @@ if [ -z "$out" ]; then
   cpu_slug="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | tr '[:upper:]' '[:lower:]' | sed 's/([^)]*)//g; s/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//' | cut -c1-32)"
   # --quick runs are for trying the pipeline, too short to keep: they go under the ignored artifacts/.
   if [ "$quick" = 1 ]; then parent="$ROOT/artifacts/analysis"; else parent="$ROOT/analysis/results"; fi
-  out="$parent/$(date +%Y%m%d-%H%M)-$(nproc)cpu-${cpu_slug:-unknown}$([ "$quick" = 0 ] || echo -quick)"
+  # The topology in the name, as the committed sittings have it (run-local.sh's default: pin-proxy-nginx-origin).
+  topo=""
+  if [ "$shared" = 1 ] && [ -z "$pin$origin" ]; then topo=-shared
+  elif [ -z "$pin$origin" ] && [ "$shared" = 0 ]; then topo=-pin-proxy-nginx-origin
+  else topo="${pin:+-${pin#--}}$([ "$origin" != nginx ] || echo -nginx-origin)"; fi
+  out="$parent/$(date +%Y%m%d-%H%M)-$(nproc)cpu-${cpu_slug:-unknown}$topo$([ "$quick" = 0 ] || echo -quick)"
 fi
 
 log "plan: ${#points[@]} point(s) x $rounds round(s), $runs_per_round run(s) per round, ${warmup}s warm-up + ${duration}s measured per run"
@@ -327,6 +335,7 @@ for ((r = 1; r <= rounds; r++)); do
     [ -z "$profile" ] || args+=("--$profile")
     [ -z "$pin" ] || args+=("$pin")
     [ -z "$origin" ] || args+=(--origin "$origin")
+    [ "$shared" = 0 ] || args+=(--shared)
     [ "$install" = 1 ] || args+=(--no-install)
     [ "$fallback" = 0 ] || args+=(--fallback)
     cmd="crank/run-local.sh$(printf ' %q' "${args[@]}" "${ss[@]}")"
