@@ -5,13 +5,30 @@ set -uo pipefail
 cd "$(dirname "$0")"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# Printed: each failing test with the first lines of its message (up to its stack trace), each project's summary, and
-# errors. The filter's exit status must not hide dotnet test's: take PIPESTATUS at once.
-dotnet test LLRP.slnx -c Release -nologo "$@" 2>&1 | tee "$log" | awk '
-  /^[[:space:]]*Failed [^!]/ { print; detail = 8; next }
-  detail > 0 && /Stack Trace:/ { detail = 0 }
-  detail > 0 { print; detail--; next }
-  /^[[:space:]]*(Passed!|Failed!|Skipped) |error|Total tests|Test Run/ { print }'
+# Printed: progress (each project built, each test assembly started, so the minutes of building are not silent), each
+# failing test with the first lines of its message (up to its stack trace), each project's summary, and errors. The
+# filter is a shell loop, which takes each line as it comes (mawk reads a pipe in blocks and would print the progress
+# only at the end). The filter's exit status must not hide dotnet test's: take PIPESTATUS at once.
+progress() {
+  local line detail=0 name
+  while IFS= read -r line; do
+    if [[ "$line" =~ ^[[:space:]]*Failed\ [^!] ]]; then printf '%s\n' "$line"; detail=8; continue; fi
+    if [ "$detail" -gt 0 ]; then
+      if [[ "$line" == *"Stack Trace:"* ]]; then detail=0; else printf '%s\n' "$line"; detail=$((detail - 1)); continue; fi
+    fi
+    if [[ "$line" =~ ^[[:space:]]*([A-Za-z0-9_.]+)\ -\>\ / ]]; then
+      printf 'test.sh: built %s (%ds)\n' "${BASH_REMATCH[1]}" $(( $(date +%s) - started ))
+    elif [[ "$line" =~ ^Test\ run\ for\ ([^ ]+) ]]; then
+      name="${BASH_REMATCH[1]##*/}"
+      printf 'test.sh: testing %s (%ds)\n' "$name" $(( $(date +%s) - started ))
+    elif [[ "$line" =~ ^[[:space:]]*(Passed!|Failed!|Skipped)\  || "$line" == *error* || "$line" == *"Total tests"* || "$line" == *"Test Run"* ]]; then
+      printf '%s\n' "$line"
+    fi
+  done
+}
+echo "test.sh: building the solution, then running each test project (about 3 min on 2 cores)"
+started=$(date +%s)
+dotnet test LLRP.slnx -c Release -nologo "$@" 2>&1 | tee "$log" | progress
 status=${PIPESTATUS[0]}
 read -r passed failed skipped < <(grep -E "(Passed|Failed)! +- Failed: " "$log" \
   | sed -E 's/.*Failed: +([0-9]+), Passed: +([0-9]+), Skipped: +([0-9]+).*/\2 \1 \3/' \

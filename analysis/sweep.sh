@@ -26,25 +26,28 @@
 #                        (default: on, except with --quick)
 #   --pgo-connections LIST  the connection counts of those pgo and nopgo points, comma-separated (default: the
 #                        base connections)
+#   Topology: run-local.sh's default unless one of these is given (--pin-proxy --origin nginx where it can run)
 #   --pin                pass --pin to run-local.sh (wrk on CPU 0, proxy + origin on CPU 1)
 #   --pin-proxy          pass --pin-proxy to run-local.sh (the proxy alone on CPU 1, wrk + origin on CPU 0)
-#   --origin O           pass --origin O to run-local.sh: downstream (default, the Downstream app) or nginx
+#   --origin O           pass --origin O to run-local.sh: nginx or downstream (the Downstream app)
+#   --shared             pass --shared to run-local.sh (nothing pinned, Downstream as the origin)
 #   --proxy-threads N    pass --proxy-threads N to run-local.sh: every proxy's threads or processes (default 1; run
 #                        the sweep once per count, each with its own --out)
 #   --headers H / --request-body-size N / --request-body-framing F   pass the request matrix to run-local.sh
 #                        (crank/README.md, "The matrix"): every point of the sweep sends that request
 #   --ports P,Q          proxy and origin ports (default 18080,18081, away from crank/smoke.sh's 8080/8081;
 #                        when either is in use, the next free pair P+10,Q+10 ...)
-#   --out DIR            results directory (default analysis/results/<date>-<nproc>cpu-<cpu model>;
+#   --out DIR            results directory (default analysis/results/<date>-<nproc>cpu-<cpu model>-<topology>;
 #                        with --quick artifacts/analysis/..., which git ignores)
 #   --dry-run            print the plan and the time estimate, run nothing
 #   --no-report          do not run analysis/Report at the end
 #   --no-install         never call apt-get (otherwise, as root, a missing jq is installed here and wrk, nginx,
 #                        HAProxy by run-local.sh)
 #   --fallback           pass --fallback to run-local.sh (run the job scripts directly even where crank is installed)
-# Output: DIR/<point>/r<round>/ (run-local.sh's JSON, run.json, machine.txt, logs/), DIR/<point>/<scenario>.runs.json
-# (analysis/aggregate.sh: what a committed sitting keeps), DIR/sweep.json (machine, commit, plan, every command),
-# DIR/machine.txt, DIR/sweep.log, and DIR/report.md + PNG charts.
+# Output: DIR/<point>/r<round>/ (run-local.sh's JSON, run.json, machine.txt, logs/), DIR/sitting.json (every run,
+# run.json and sweep.json folded by analysis/aggregate.sh; `analysis/aggregate.sh --prune DIR` leaves only it before a
+# sitting is committed), DIR/sweep.json (machine, commit, plan, every command), DIR/machine.txt, DIR/sweep.log, and
+# DIR/report.md + PNG charts.
 # Exit status: 0 when every run succeeded, 1 when some failed or were cut by the budget, 2 on bad usage.
 set -euo pipefail
 
@@ -52,7 +55,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUN_LOCAL="$ROOT/crank/run-local.sh"
 SWEEP_COMMAND="analysis/sweep.sh$(printf ' %q' "$@")"
 
-quick=0 budget_min="" rounds="" conns="" sizes="" base_c=64 pgo_conns="" fixed_d="" fixed_w="" pgo="" pin="" origin=""
+quick=0 budget_min="" rounds="" conns="" sizes="" base_c=64 pgo_conns="" fixed_d="" fixed_w="" pgo="" pin="" origin="" shared=0
 warmup_max="" steady_retries="" matrix_args=()
 proxy_port=18080 origin_port=18081 out="" dry=0 report=1 install=1 fallback=0
 scenarios=()
@@ -87,6 +90,7 @@ while [ $# -gt 0 ]; do
     --pgo-connections) need_list "$1" "${2:-}"; pgo_conns="$2"; shift 2 ;;
     --no-pgo) pgo=0; shift ;;
     --pin|--pin-proxy) [ -z "$pin" ] || [ "$pin" = "$1" ] || die "--pin and --pin-proxy exclude each other"; pin="$1"; shift ;;
+    --shared) shared=1; shift ;;
     --origin) case "${2:-}" in downstream|nginx) origin="$2" ;; *) die "--origin must be downstream or nginx, not '${2:-}'" ;; esac; shift 2 ;;
     --proxy-threads|--request-body-size) need_int "$1" "${2:-}"; matrix_args+=("$1" "$2"); shift 2 ;;
     --headers|--request-body-framing) [ -n "${2:-}" ] || die "$1 needs a value"; matrix_args+=("$1" "$2"); shift 2 ;;
@@ -202,7 +206,12 @@ if [ -z "$out" ]; then
   cpu_slug="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | tr '[:upper:]' '[:lower:]' | sed 's/([^)]*)//g; s/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//' | cut -c1-32)"
   # --quick runs are for trying the pipeline, too short to keep: they go under the ignored artifacts/.
   if [ "$quick" = 1 ]; then parent="$ROOT/artifacts/analysis"; else parent="$ROOT/analysis/results"; fi
-  out="$parent/$(date +%Y%m%d-%H%M)-$(nproc)cpu-${cpu_slug:-unknown}$([ "$quick" = 0 ] || echo -quick)"
+  # The topology in the name, as the committed sittings have it (run-local.sh's default: pin-proxy-nginx-origin).
+  topo=""
+  if [ "$shared" = 1 ] && [ -z "$pin$origin" ]; then topo=-shared
+  elif [ -z "$pin$origin" ] && [ "$shared" = 0 ]; then topo=-pin-proxy-nginx-origin
+  else topo="${pin:+-${pin#--}}$([ "$origin" != nginx ] || echo -nginx-origin)"; fi
+  out="$parent/$(date +%Y%m%d-%H%M)-$(nproc)cpu-${cpu_slug:-unknown}$topo$([ "$quick" = 0 ] || echo -quick)"
 fi
 
 log "plan: ${#points[@]} point(s) x $rounds round(s), $runs_per_round run(s) per round, ${warmup}s warm-up + ${duration}s measured per run"
@@ -333,6 +342,7 @@ for ((r = 1; r <= rounds; r++)); do
     [ -z "$pin" ] || args+=("$pin")
     [ -z "$origin" ] || args+=(--origin "$origin")
     args+=("${matrix_args[@]}")
+    [ "$shared" = 0 ] || args+=(--shared)
     [ "$install" = 1 ] || args+=(--no-install)
     [ "$fallback" = 0 ] || args+=(--fallback)
     cmd="crank/run-local.sh$(printf ' %q' "${args[@]}" "${ss[@]}")"

@@ -43,7 +43,7 @@ stop_started_groups() {
 # default), and the scheduler then shares the cores between autogroups first and between their threads second. With
 # the load, the proxy and the origin in three autogroups on two cores, each gets about a third of the box, and a
 # proxy that runs two busy threads (llhttp's engine loops) waits for its group's turn: measured here, llhttp's p99
-# rose from ~3.5 to 69-80 ms and every proxy lost 9-31 % of its RPS (analysis/results/20261126-sessions-ab). crank's
+# rose from ~3.5 to 69-80 ms and every proxy lost 9-31 % of its RPS (analysis/results/20261126-1525-sessions-ab). crank's
 # agent starts its jobs with System.Diagnostics.Process, in the agent's own session, so one session is also what
 # crank measures. perl is Essential in Debian (perl-base); util-linux has no tool for setpgid.
 OWN_GROUP=(perl -e 'setpgrp(0, 0) or die "setpgrp: $!\n"; exec { $ARGV[0] } @ARGV or die "exec $ARGV[0]: $!\n"')

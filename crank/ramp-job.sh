@@ -24,7 +24,7 @@
 #        ramp-job.sh --parse-step H2LOAD_OUTPUT LOG_FILE OFFERED_RATE STEP_S   (tests: crank/tests/parsers-test.sh)
 # Defaults: --start 4000 --step 4000 --steps 8 -d 10 (8 steps x 10 s: 4k to 32k requests/s), -w 10 (unmeasured, at the
 # first rate, so the .NET proxies run tiered-up code), -c 100. Where the range comes from (this repository's 2-core
-# box, load, proxy and origin on it): the first ramp (analysis/results/20261123-comparisons-trial, 2k to 16k) saturated
+# box, load, proxy and origin on it): the first ramp (analysis/results/20261123-1128-comparisons-trial, 2k to 16k) saturated
 # only HAProxy (8.5k-11k achieved); llrp-llhttp and nginx achieved all 16k. A short probe (3 s steps, 8k to 32k) then
 # saturated all three between 10.4k and 17.5k achieved. 32k is about twice the highest rate any of them achieved, so
 # every proxy saturates within the ramp with room for a quieter box, and 4k steps keep 3-4 steps below saturation.

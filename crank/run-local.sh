@@ -40,15 +40,21 @@
 #                   of a measured maximum
 #   --rate R        fixedrate: offered requests/s over all connections (benchmarks.yml's rate)
 #   --json-dir DIR  where the JSON files go (default artifacts/crank/<date>-<time>)
-#   --pin           taskset: load generator on CPU 0, proxy and downstream on CPU 1 (fallback only)
-#   --pin-proxy     taskset: the proxy alone on CPU 1, load generator and downstream on CPU 0 (fallback only):
+#   Topology (default, without crank on one machine of 2+ CPUs: --pin-proxy --origin nginx, the README
+#   headline's; with crank, --agents, --netns or 1 CPU: unpinned, Downstream as the origin):
+#   --pin-proxy     taskset: the proxy alone on CPU 1, load generator and origin on CPU 0 (fallback only):
 #                   the proxy has a core of its own, as on a machine of its own in crank's three-machine
 #                   profile, and every proxy gets the same one core (nginx and HAProxy run one worker/thread)
-#   --origin O      downstream (default: the Downstream app, Kestrel, benchmarks.yml's job) or nginx (nginx as the
-#                   origin, crank/nginx/origin.conf; fallback only): an origin that needs about two thirds of
-#                   Downstream's CPU per request, so that with --pin-proxy the proxy, not the origin and wrk, is
-#                   the bottleneck (docs/methodology.md, "The origin"); it answers GET / and /?s=N for N in
-#                   0 10 100 1024 10240 65536 102400 (GET and HEAD only)
+#   --pin           taskset: load generator on CPU 0, proxy and origin on CPU 1 (fallback only)
+#   --origin O      nginx (nginx as the origin, crank/nginx/origin.conf; fallback only): an origin that needs about
+#                   two thirds of Downstream's CPU per request, so that with --pin-proxy the proxy, not the origin
+#                   and wrk, is the bottleneck (docs/methodology.md, "The origin"); it answers GET / and /?s=N for
+#                   N in 0 10 1024 65536 (another --path gets Downstream unless --origin nginx is given), or
+#                   downstream (the Downstream app, Kestrel, benchmarks.yml's job)
+#   --shared        the topology of the sittings before 2026-11-27 07:00: nothing pinned, Downstream as the
+#                   origin (--pin, --pin-proxy or --origin given as well still apply)
+#   --dry-run       print the plan (scenarios, each round's order, topology, expected time) and exit 0; nothing
+#                   is installed, published or started
 #   --own-sessions  start each job in a session (and scheduler autogroup) of its own, as run-local.sh did until
 #                   2026-11-26 (fallback only; the default is one session, as crank's agent: docs/methodology.md)
 #   --pgo | --nopgo run the proxy (application) with the "pgo" / "nopgo" environment (benchmarks.yml profiles)
@@ -92,7 +98,7 @@ rounds=3 round_offset=0 duration=15 warmup=20 connections=64 load_threads=1 req_
 # box (load, proxy and origin together) there is no second core to give any proxy (benchmarks.yml's "threads").
 proxy_threads=1 response_size="" body_size=0 body_framing=content-length headers_preset=plaintext load_kind=wrk rate=""
 server_scheme=http downstream_scheme=http
-json_dir="" pin=none origin=downstream own_sessions=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8081
+json_dir="" pin="" origin="" shared=0 dry_run=0 own_sessions=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8081
 ready_timeout=60
 # The steadiness criterion (docs/methodology.md, "The steadiness check"). 15 %: nginx, HAProxy and direct (no
 # JIT) had halves within 15 % in 16 of 18 runs of the 2026-11-23 sitting on the shared 2-core box, within 10 % in
@@ -102,7 +108,7 @@ ready_timeout=60
 # 25 s is timer-driven code, not the request path (Kestrel's heartbeat, HttpClient's pool scavenging, thread-pool
 # hill climbing, the per-second report), and the compile time is wall time that a busy box stretches: in the sitting
 # of 2026-11-24 that put 1-4.4 % into windows whose CPU us/request halves agreed (docs/methodology.md, "The steadiness
-# check"; analysis/results/20261125-late-jit).
+# check"; analysis/results/20261126-0138-late-jit).
 # 2 retries: with about one run in eight noisy on that box, three noisy attempts in a row are rare (~0.2 %).
 steady_tolerance=15 steady_jit_share=5 steady_retries=2 report=1
 # Adaptive warm-up of the .NET scenarios: the JIT counts as quiet at 2 methods or fewer in 3 s; 60 s caps it at
@@ -113,6 +119,12 @@ WARM_QUIET_SECONDS=3
 # Seconds a run costs beyond warm-up + measured time: start the origin and the proxy, wait for them,
 # one first request, stop both (SIGTERM), write the JSON. Timed on the 2-core box.
 RUN_OVERHEAD=6
+# Seconds an adaptive warm-up can run past --warmup-max: crank/wrk-job.sh's settle cycles after it (6 x (1 s pause
+# + 3 s load) = 24 s) and the JIT probe's own time each second; the 134 .NET runs of the sittings of 2026-11-27
+# (cap 60 s) warmed up for 39-85 s in all.
+WARM_SETTLE_MAX=30
+# The typical adaptive warm-up in percent of its cap: those 134 runs' median was 51 s, 85 % of the 60 s cap.
+WARM_TYPICAL_PERCENT=85
 app_env=()
 scenarios=()
 
@@ -189,11 +201,13 @@ while [ $# -gt 0 ]; do
     --no-report) report=0; shift ;;
     --pin|--pin-proxy)
       mode_of_pin=load; [ "$1" = --pin ] || mode_of_pin=proxy
-      [ "$pin" = none ] || [ "$pin" = "$mode_of_pin" ] || bad_usage "--pin and --pin-proxy exclude each other"
+      [ -z "$pin" ] || [ "$pin" = "$mode_of_pin" ] || bad_usage "--pin and --pin-proxy exclude each other"
       pin="$mode_of_pin"; shift ;;
     --origin)
       case "${2:-}" in downstream|nginx) origin="$2" ;; *) bad_usage "--origin must be downstream or nginx, not '${2:-}'" ;; esac
       shift 2 ;;
+    --shared) shared=1; shift ;;
+    --dry-run) dry_run=1; shift ;;
     --own-sessions) own_sessions=1; shift ;;
     --pgo) pgo=pgo; shift ;;
     --nopgo) pgo=nopgo; shift ;;
@@ -231,6 +245,9 @@ fi
 explicit_scenarios=0
 if [ "${#scenarios[@]}" -gt 0 ]; then explicit_scenarios=1; else scenarios=("${ALL_SCENARIOS[@]}"); fi
 
+# shellcheck source=crank/lib-rounds.sh
+. "$CRANK_DIR/lib-rounds.sh"
+
 # ---------------------------------------------------------------- machines and addresses (resolved)
 multimachine=0 in_load=() in_application=() in_downstream=()
 if [ "${#agents[@]}" -gt 0 ] && [ "${#netns[@]}" -gt 0 ]; then echo "run-local: --agents (crank) and --netns (fallback) exclude each other" >&2; exit 2; fi
@@ -265,6 +282,93 @@ for s in "${scenarios[@]}"; do
 done
 [ "$multimachine" = 0 ] || address_checks=(--remote "${address_checks[@]}")
 "$ROOT/crank/require-address.sh" "${address_checks[@]}" || { echo "run-local: no job started: fix the address variables above" >&2; exit 2; }
+
+# ---------------------------------------------------------------- crank or the fallback
+crank_bin="" agent_bin=""
+for d in "$ROOT/.tools/crank" "$ROOT/.tools" ""; do
+  if [ -z "$d" ]; then
+    crank_bin="$(command -v crank || true)"; agent_bin="$(command -v crank-agent || true)"
+  elif [ -x "$d/crank" ] && [ -x "$d/crank-agent" ]; then
+    crank_bin="$d/crank"; agent_bin="$d/crank-agent"
+  fi
+  [ -z "$crank_bin" ] || [ -z "$agent_bin" ] || break
+  crank_bin="" agent_bin=""
+done
+mode=fallback
+if [ "$use_crank" = 1 ] && [ -n "$crank_bin" ]; then mode=crank; fi
+
+# ---------------------------------------------------------------- topology
+# The default is the README headline's (--pin-proxy --origin nginx) wherever it can run: the fallback on one
+# machine with 2 CPUs or more. Elsewhere (crank, several machines or namespaces, 1 CPU) the shared topology.
+nproc_n="$(nproc)"
+headline_ok=1
+if [ "$mode" = crank ] || [ "$multimachine" = 1 ] || [ "$nproc_n" -lt 2 ] || [ "$shared" = 1 ]; then headline_ok=0; fi
+topology_note=""
+if [ -z "$pin" ]; then
+  if [ "$headline_ok" = 1 ]; then pin=proxy; else pin=none; fi
+fi
+origin_defaulted=0
+if [ -z "$origin" ]; then
+  origin=downstream origin_defaulted=1
+  if [ "$headline_ok" = 1 ]; then
+    case "$req_path" in
+      / | '/?s=0' | '/?s=10' | '/?s=1024' | '/?s=65536') origin=nginx ;;
+      *) topology_note=" (Downstream: the nginx origin serves / and /?s=0|10|1024|65536 only, not $req_path)" ;;
+    esac
+  fi
+fi
+[ "$headline_ok" = 1 ] || [ "$shared" = 1 ] || topology_note=" (the default where --pin-proxy --origin nginx cannot run: $([ "$mode" = crank ] && echo crank || { [ "$multimachine" = 1 ] && echo 'several hosts' || echo '1 CPU'; }))"
+# pinning_of FORMAT: the pinning in words (text) or as role=cpu lists (short).
+pinning_of() {
+  case "$pin/$1" in
+    load/text) echo 'load on CPU 0, proxy + origin on CPU 1' ;;
+    load/short) echo 'load=cpu0 application,downstream=cpu1' ;;
+    proxy/text) echo 'proxy alone on CPU 1, load + origin on CPU 0' ;;
+    proxy/short) echo 'application=cpu1 load,downstream=cpu0' ;;
+    *) echo none ;;
+  esac
+}
+topology_text() {
+  local p="nothing pinned"
+  [ "$pin" = none ] || p="$(pinning_of text)"
+  echo "$p; origin $([ "$origin" = nginx ] && echo 'nginx (crank/nginx/origin.conf)' || echo 'Downstream (Kestrel)')$topology_note"
+}
+
+# ---------------------------------------------------------------- expected time
+[ "$warmup_max" -gt "$warmup" ] || warmup_max=0
+is_dotnet() { case "$1" in direct|nginx|haproxy) return 1 ;; *) return 0 ;; esac; }
+# estimate_line SCENARIO...: the expected time (every run steady at once, each .NET warm-up the typical share of
+# its cap) and the longest (every .NET warm-up at its cap plus the settle cycles, every run taking all its
+# attempts). The adaptive warm-up runs in the fallback only; crank's is fixed.
+estimate_line() {
+  local n=$# n_dotnet=0 s typ_warm=$warmup max_warm=$warmup expected longest
+  for s in "$@"; do ! is_dotnet "$s" || n_dotnet=$((n_dotnet + 1)); done
+  if [ "$mode" = fallback ] && [ "$warmup_max" -gt 0 ]; then
+    typ_warm=$(( warmup_max * WARM_TYPICAL_PERCENT / 100 )) max_warm=$(( warmup_max + WARM_SETTLE_MAX ))
+    [ "$typ_warm" -ge "$warmup" ] || typ_warm=$warmup
+  fi
+  expected=$(( rounds * ((n - n_dotnet) * (warmup + duration + RUN_OVERHEAD) + n_dotnet * (typ_warm + duration + RUN_OVERHEAD)) ))
+  longest=$(( (1 + steady_retries) * rounds * ((n - n_dotnet) * (warmup + duration + RUN_OVERHEAD) + n_dotnet * (max_warm + duration + RUN_OVERHEAD)) ))
+  printf 'expected time ~%d min, at most ~%d min: %d scenario(s) x %d round(s); a run is %ss warm-up%s + %ss measured + ~%ss start/stop; at most %d retries per unsteady run%s' \
+    $(( (expected + 59) / 60 )) $(( (longest + 59) / 60 )) "$n" "$rounds" "$warmup" \
+    "$([ "$max_warm" = "$warmup" ] || echo " (${n_dotnet} .NET: until the JIT is quiet, typically ${typ_warm}s, at most ${max_warm}s)")" \
+    "$duration" "$RUN_OVERHEAD" "$steady_retries" "$([ "$report" = 0 ] || echo '; then the report (~1 min)')"
+}
+
+log "topology: $(topology_text)"
+log "$(estimate_line "${scenarios[@]}")"
+if [ "$dry_run" = 1 ]; then
+  echo "plan ($([ "$mode" = crank ] && echo crank || echo 'the job scripts without crank')), nothing run:"
+  echo "  scenarios:  ${scenarios[*]}"
+  echo "  load:       $([ "$load_kind" = wrk ] && echo "wrk -t $load_threads" || echo "fixed rate $rate/s") -c $connections, path $req_path, $server_scheme to the proxy, $downstream_scheme to the origin, proxy threads $proxy_threads"
+  for ((r = 1; r <= rounds; r++)); do
+    echo "  round $r:    $(round_order $((r + round_offset)) "${scenarios[@]}" | tr '\n' ' ')"
+  done
+  echo "  topology:   $(topology_text)"
+  echo "  $(estimate_line "${scenarios[@]}")"
+  echo "  results:    ${json_dir:-artifacts/crank/<date>-<time>}$([ "$report" = 0 ] || echo ', then report.md and PNG charts (analysis/Report)')"
+  exit 0
+fi
 
 [ -n "$json_dir" ] || json_dir="$ROOT/artifacts/crank/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$json_dir/logs"
@@ -318,23 +422,17 @@ fi
 command -v jq > /dev/null || { echo "run-local: jq is required" >&2; exit 1; }
 command -v wrk > /dev/null || { echo "run-local: wrk is required (apt-get install -y wrk)" >&2; exit 1; }
 [ "$load_kind" = wrk ] || command -v h2load > /dev/null || { echo "run-local: --load fixedrate needs h2load (apt-get install -y nghttp2-client)" >&2; exit 1; }
-[ "$origin" = downstream ] || [ -x /usr/sbin/nginx ] || { echo "run-local: --origin nginx needs nginx (apt-get install -y nginx-light)" >&2; exit 1; }
+if [ "$origin" = nginx ] && [ ! -x /usr/sbin/nginx ]; then
+  [ "$origin_defaulted" = 1 ] || { echo "run-local: --origin nginx needs nginx (apt-get install -y nginx-light)" >&2; exit 1; }
+  # The default topology's origin: without nginx, Downstream, said loudly (the headline's ratios need nginx).
+  warn "nginx is not installed: Downstream is the origin, not the README headline's nginx (apt-get install -y nginx-light)"
+  origin=downstream topology_note=" (nginx missing)"
+fi
 if [ -z "${DOTNET_ROOT:-}" ] && command -v dotnet > /dev/null; then
   DOTNET_ROOT="$(dirname "$(readlink -f "$(command -v dotnet)")")"
   export DOTNET_ROOT   # lets the published apphosts find the runtime wherever dotnet lives
 fi
-nproc_n="$(nproc)"
 if [ "$pin" != none ] && [ "$nproc_n" -lt 2 ]; then warn "--pin and --pin-proxy need 2 CPUs; not pinning"; pin=none; fi
-# pinning_of FORMAT: the pinning in words (text) or as role=cpu lists (short).
-pinning_of() {
-  case "$pin/$1" in
-    load/text) echo 'load on CPU 0, proxy + downstream on CPU 1' ;;
-    load/short) echo 'load=cpu0 application,downstream=cpu1' ;;
-    proxy/text) echo 'proxy alone on CPU 1, load + downstream on CPU 0' ;;
-    proxy/short) echo 'application=cpu1 load,downstream=cpu0' ;;
-    *) echo none ;;
-  esac
-}
 
 # ---------------------------------------------------------------- which scenarios can run
 app_of() {
@@ -386,14 +484,7 @@ for s in "${scenarios[@]}"; do
   runnable+=("$s")
 done
 [ "${#runnable[@]}" -gt 0 ] || { warn "no scenario can run"; exit 1; }
-[ "$warmup_max" -gt "$warmup" ] || warmup_max=0
-n_dotnet=0
-for s in "${runnable[@]}"; do [ "$(app_of "$s")" = "" ] || n_dotnet=$((n_dotnet + 1)); done
-# Shortest: every run steady at its first attempt after the minimum warm-up. Longest: every .NET run warms up to
-# the cap and every run takes all its attempts.
-expected_s=$(( ${#runnable[@]} * rounds * (warmup + duration + RUN_OVERHEAD) ))
-longest_s=$(( (1 + steady_retries) * (expected_s + n_dotnet * rounds * (warmup_max > 0 ? warmup_max - warmup : 0)) ))
-log "expected run time: ~$(( (expected_s + 59) / 60 )) min when every run is steady at once (${#runnable[@]} scenarios x $rounds rounds x (${warmup}s warm-up + ${duration}s measured + ~${RUN_OVERHEAD}s start/stop)), at most ~$(( (longest_s + 59) / 60 )) min ($([ "$warmup_max" = 0 ] || echo "adaptive warm-up up to ${warmup_max}s for $n_dotnet .NET scenario(s), ")up to $steady_retries retries per unsteady run)$([ "$report" = 0 ] || echo ', then the report')"
+[ "${#runnable[@]}" = "${#scenarios[@]}" ] || log "$(estimate_line "${runnable[@]}") (the scenarios that can run here)"
 
 # ---------------------------------------------------------------- run metadata
 git_head="$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
@@ -408,18 +499,6 @@ nginx_version="$(/usr/sbin/nginx -v 2>&1 || echo none)"
 haproxy_version="$(/usr/sbin/haproxy -v 2>/dev/null | head -n 1 || echo none)"
 started_at="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 
-crank_bin="" agent_bin=""
-for d in "$ROOT/.tools/crank" "$ROOT/.tools" ""; do
-  if [ -z "$d" ]; then
-    crank_bin="$(command -v crank || true)"; agent_bin="$(command -v crank-agent || true)"
-  elif [ -x "$d/crank" ] && [ -x "$d/crank-agent" ]; then
-    crank_bin="$d/crank"; agent_bin="$d/crank-agent"
-  fi
-  [ -z "$crank_bin" ] || [ -z "$agent_bin" ] || break
-  crank_bin="" agent_bin=""
-done
-mode=fallback
-if [ "$use_crank" = 1 ] && [ -n "$crank_bin" ]; then mode=crank; fi
 if [ "$mode" = crank ] && [ "$pin" != none ]; then warn "--pin and --pin-proxy apply to the fallback only (--fallback); not pinning"; pin=none; fi
 if [ "$mode" = crank ] && [ "$origin" != downstream ]; then warn "--origin nginx applies to the fallback only (--fallback); the origin is Downstream"; origin=downstream; fi
 if [ "${#agents[@]}" -gt 0 ] && [ "$mode" != crank ]; then

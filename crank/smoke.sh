@@ -10,9 +10,10 @@
 #
 # usage: crank/smoke.sh [SCENARIO...]     (default: direct llrp-llhttp)
 # Environment: SMOKE_DIR (default artifacts/crank/smoke), SMOKE_DURATION (3 s), SMOKE_CONNECTIONS (16),
-#   SMOKE_OPTIONS (more run-local.sh options, split at spaces, e.g. "--pin-proxy --origin nginx"),
+#   SMOKE_OPTIONS (more run-local.sh options, split at spaces, e.g. "--pin-proxy --origin nginx": run-local.sh's
+#   default topology, which the smoke otherwise leaves for --shared),
 #   SMOKE_RATE (500 requests/s: far below what any proxy serves here, so the run checks the job, not the proxy),
-#   SMOKE_EXTRAS (1; 0 skips the fixed-rate and POST runs)
+#   SMOKE_EXTRAS (1; 0 skips the https, fixed-rate and POST runs)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,8 +25,10 @@ rm -rf "$dir"
 rc=0
 # --fallback: the smoke checks the job scripts themselves, also where crank is installed. --warmup-max 0 and
 # --steady-retries 0: a fixed 1 s warm-up and no retries, since the smoke checks the harness, not steady state.
+# --shared: Downstream as the origin, unpinned, so that the harness's own origin is covered too; SMOKE_OPTIONS
+# "--pin-proxy --origin nginx" (.ci/run's second smoke) gives run-local.sh's default topology back.
 # shellcheck disable=SC2086  # SMOKE_OPTIONS is split into words on purpose
-"$root/crank/run-local.sh" --fallback --no-report --rounds 1 --warmup 1 --warmup-max 0 --steady-retries 0 --duration "${SMOKE_DURATION:-3}" \
+"$root/crank/run-local.sh" --fallback --shared --no-report --rounds 1 --warmup 1 --warmup-max 0 --steady-retries 0 --duration "${SMOKE_DURATION:-3}" \
   --connections "${SMOKE_CONNECTIONS:-16}" --json-dir "$dir" ${SMOKE_OPTIONS:-} "${scenarios[@]}" || rc=$?
 
 failed=0 checked=0
@@ -48,8 +51,13 @@ for s in "${scenarios[@]}"; do check "$s" "$dir/$s.r1.json" "$dir"; done
 
 if [ "${SMOKE_EXTRAS:-1}" != 0 ]; then
   last="${scenarios[${#scenarios[@]} - 1]}"
-  common=(--fallback --no-report --rounds 1 --warmup 1 --warmup-max 0 --steady-retries 0 --duration 2
+  common=(--fallback --shared --no-report --rounds 1 --warmup 1 --warmup-max 0 --steady-retries 0 --duration 2
           --connections "${SMOKE_CONNECTIONS:-16}")
+  # TLS on both sides: the run's certificate on the origin and the proxy, https from the load.
+  # shellcheck disable=SC2086
+  "$root/crank/run-local.sh" "${common[@]}" --json-dir "$dir/tls" ${SMOKE_OPTIONS:-} \
+    --server-scheme https --downstream-scheme https "$last" || rc=$?
+  check "$last, https to https" "$dir/tls/$last.r1.json" "$dir/tls"
   # shellcheck disable=SC2086
   "$root/crank/run-local.sh" "${common[@]}" --json-dir "$dir/fixedrate" ${SMOKE_OPTIONS:-} \
     --load fixedrate --rate "${SMOKE_RATE:-500}" "$last" || rc=$?

@@ -3,6 +3,7 @@ using LLRP.Analysis;
 // usage: dotnet run --project analysis/Report -- <results-dir> [--out <dir>] [--no-png] [--print-table]
 //        dotnet run --project analysis/Report -- --comparisons <results-dir> [--out <dir>] [--no-png]
 //        dotnet run --project analysis/Report -- --fixed-rate <results-dir> [--out <dir>] [--no-png]
+//        dotnet run --project analysis/Report -- --headline <sitting-dir>...
 // Reads every crank --json / run-local.sh result under <results-dir> (recursively) and writes <dir>/report.md
 // with PNG charts (default <dir>: the results directory itself). --print-table also prints the headline table
 // (the README's columns) between <!-- table:start --> and <!-- table:end --> lines.
@@ -18,6 +19,11 @@ if (args is ["--comparisons", ..])
 if (args is ["--fixed-rate", ..])
 {
     return FixedRate.Run(args[1..]);
+}
+// The README's headline table from one or more sittings, printed (analysis/headline.sh writes it into README.md).
+if (args is ["--headline", ..])
+{
+    return Headline.Run(args[1..]);
 }
 var command = ReportCommand.Parse(args, Usage, allowPrintTable: true, out var usageExit);
 if (command is null)

@@ -7,8 +7,9 @@ namespace LLRP.Analysis;
 /// <summary>
 /// Finds and reads every result file under a directory: crank's own <c>--json</c> output and crank/run-local.sh's
 /// files of the same shape (<c>&lt;scenario&gt;.r&lt;round&gt;.json</c>), plus run-local's <c>run.json</c> and
-/// sweep.sh's <c>sweep.json</c> for the machine and the commands. A committed sitting keeps its runs folded into
-/// <c>&lt;scenario&gt;.runs.json</c> arrays (analysis/aggregate.sh); those are read when the directory holds no per-run file.
+/// sweep.sh's <c>sweep.json</c> for the machine and the commands. A committed sitting keeps all of them folded into
+/// one <c>sitting.json</c> (analysis/aggregate.sh; earlier sittings: <c>&lt;scenario&gt;.runs.json</c> arrays); folded
+/// files are read when the directory holds no per-run file.
 /// </summary>
 internal static partial class ResultsReader
 {
@@ -35,7 +36,7 @@ internal static partial class ResultsReader
             .Where(f => !IsUnderLogs(directory, f))
             .Order(StringComparer.Ordinal)
             .ToList();
-        var folded = files.Where(f => f.EndsWith(".runs.json", StringComparison.Ordinal)).ToList();
+        var folded = files.Where(f => f.EndsWith(".runs.json", StringComparison.Ordinal) || Path.GetFileName(f) == FoldedFile).ToList();
         var perRun = files.Any(f => RoundFile().IsMatch(Path.GetFileName(f)));
         files = perRun ? files.Except(folded).ToList() : files;
 
@@ -61,6 +62,10 @@ internal static partial class ResultsReader
                     runs.Add(ReadRun($"{file}#{i}", run, null));
                 }
             }
+            else if (name == FoldedFile && root.ValueKind == JsonValueKind.Object && root.Prop("runs") is { ValueKind: JsonValueKind.Array } folds)
+            {
+                ReadFolded(file, folds, root.Prop("metas"), runs, metas);
+            }
             else if (name is "run.json" or "sweep.json")
             {
                 if (root.ValueKind != JsonValueKind.Object)
@@ -79,6 +84,44 @@ internal static partial class ResultsReader
             }
         }
         return (runs, metas, ignored);
+    }
+
+    /// <summary>analysis/aggregate.sh's one file per sitting.</summary>
+    public const string FoldedFile = "sitting.json";
+
+    /// <summary>
+    /// A sitting.json: each run and each run.json / sweep.json is read as the file it was folded from (its "file",
+    /// relative to the folder), so rounds come from their r&lt;N&gt; folders as before folding.
+    /// </summary>
+    private static void ReadFolded(string file, JsonElement runList, JsonElement? metaList, List<Run> runs, List<RunMeta> metas)
+    {
+        var dir = Path.GetDirectoryName(file)!;
+        var i = 0;
+        foreach (var run in runList.EnumerateArray())
+        {
+            i++;
+            if (run.ValueKind != JsonValueKind.Object || run.Prop("jobResults") is null)
+            {
+                throw new ReportException($"{file}: runs[{i}] has no \"jobResults\" object (analysis/aggregate.sh folds crank --json runs)");
+            }
+            var from = ((JsonElement?)run).Prop("file").Text() ?? $"run{i}.json";
+            runs.Add(ReadRun(Path.Combine(dir, from), run, null));
+        }
+        if (metaList is not { ValueKind: JsonValueKind.Array } list)
+        {
+            return;
+        }
+        var m = 0;
+        foreach (var meta in list.EnumerateArray())
+        {
+            m++;
+            var from = ((JsonElement?)meta).Prop("file").Text();
+            if (from is null || ((JsonElement?)meta).Prop("content") is not { ValueKind: JsonValueKind.Object } content)
+            {
+                throw new ReportException($"{file}: metas[{m}] needs \"file\" and an object \"content\" (a folded run.json or sweep.json)");
+            }
+            metas.Add(ReadMeta(Path.Combine(dir, from), content));
+        }
     }
 
     internal static bool IsUnderLogs(string directory, string file) =>

@@ -5,6 +5,12 @@ usage:
   prof.py fold  < perf-script.txt > stacks.folded      # "thread;root;...;leaf count" per line
   prof.py svg   TITLE < stacks.folded > flame.svg
   prof.py split RULESET < stacks.folded                # markdown table of shares (RULESET: dotnet | native)
+
+Why it folds and draws itself: no package here serves Brendan Gregg's FlameGraph or inferno (`apt-cache search
+flamegraph` finds nothing on Debian 12), and perf's own `perf script report stackcollapse` keeps neither the shared
+object of a frame without a symbol nor which frames are libc's, both of which the split below needs (a frame in
+libcoreclr.so or libSystem.Native.so, a libc syscall wrapper). The folded format is FlameGraph's, so its
+flamegraph.pl or inferno-flamegraph draw these files too where they are installed.
 """
 import html
 import re

@@ -15,8 +15,8 @@
 #   that perf can name .NET frames; empty in the other modes),
 #   PIN (none | proxy: the proxy alone on CPU 1, the origin and wrk on CPU 0, as run-local.sh --pin-proxy),
 #   ORIGIN (downstream: Downstream from DS_DIR | nginx: crank/nginx/origin.conf, as run-local.sh --origin nginx).
-# Writes OUT_DIR/<LABEL>.* : perf.data, perf-stat.txt, wrk.txt, proc.txt (CPU ticks and context switches over
-# all threads before/after), strace.txt; in count mode also origin-perf-stat.txt and wrk-perf-stat.txt (the same
+# Writes OUT_DIR/<LABEL>.* : perf.data, perf-stat.csv (`perf stat -x,`: value,unit,event,...), wrk.txt, proc.txt (CPU ticks and context switches over
+# all threads before/after), strace.txt; in count mode also origin-perf-stat.csv and wrk-perf-stat.csv (the same
 # counters for the origin and for wrk, the load side's cost per request) and origin-connections.txt (the proxy's
 # established connections to the origin, counted once mid-run); nginx as the proxy or as the origin keeps its
 # configuration, temporary files and logs in OUT_DIR/<LABEL>.nginx and <LABEL>.origin.
@@ -102,13 +102,13 @@ case "$mode" in
     fi
     # Syscall tracepoints slow every syscall: the profiled run counts only CPU time and context switches.
     if [ "$mode" = profile ]; then events="cpu-clock,context-switches"; fi
-    timeout $((d + 20)) perf stat -e "$events" -p "$pid" -o "$out/$label.perf-stat.txt" -- sleep $((d + 2)) &
+    timeout $((d + 20)) perf stat -x, -e "$events" -p "$pid" -o "$out/$label.perf-stat.csv" -- sleep $((d + 2)) &
     monitors=($!)
     wrk_stat=()
     if [ "$mode" = count ]; then
-      timeout $((d + 20)) perf stat -e "$events" -p "$ds_pid" -o "$out/$label.origin-perf-stat.txt" -- sleep $((d + 2)) &
+      timeout $((d + 20)) perf stat -x, -e "$events" -p "$ds_pid" -o "$out/$label.origin-perf-stat.csv" -- sleep $((d + 2)) &
       monitors+=($!)
-      wrk_stat=(perf stat -e "$events" -o "$out/$label.wrk-perf-stat.txt" --)
+      wrk_stat=(perf stat -x, -e "$events" -o "$out/$label.wrk-perf-stat.csv" --)
       ( sleep $((d / 2 + 1)); ss -Htn state established "dst 127.0.0.1:$DS_PORT" | wc -l > "$out/$label.origin-connections.txt" ) &
       monitors+=($!)
     fi

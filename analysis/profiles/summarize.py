@@ -7,6 +7,7 @@ usage: summarize.py DIR LABEL...        one row per label: requests, CPU µs/req
        summarize.py strace DIR LABEL... syscalls per request by name from strace -c
 A label may be a prefix ending in ".r" to aggregate rounds: "base.r" reads base.r1, base.r2, ...
 """
+import csv
 import glob
 import os
 import re
@@ -22,11 +23,22 @@ def requests(path):
 
 
 def perf_stat(path):
+    """Counters of a `perf stat -x,` file (session.sh): event name -> value (cpu-clock in ms). Its rows are
+    value,unit,event,run time,share of run time,metric,metric unit; a counter perf could not read has a value such as
+    "<not counted>" and is left out, so that the figures built on it read as missing, not as zero."""
+    if not os.path.exists(path):
+        old = path[: -len(".csv")] + ".txt"
+        hint = f" (sessions before `perf stat -x,` wrote {os.path.basename(old)}: their README has the tables)" if os.path.exists(old) else ""
+        sys.exit(f"summarize: {path}: no such file{hint}")
     out = {}
-    for line in open(path):
-        m = re.match(r"\s*([\d.,]+)\s+(?:msec\s+)?([\w:-]+)", line)
-        if m:
-            out[m.group(2)] = float(m.group(1).replace(",", ""))
+    with open(path, newline="") as f:
+        for row in csv.reader(f):
+            if len(row) < 3 or row[0].startswith("#"):
+                continue
+            try:
+                out[row[2]] = float(row[0])
+            except ValueError:
+                continue
     return out
 
 
@@ -38,7 +50,7 @@ def proc(path):
 
 def one(d, label):
     n = requests(f"{d}/{label}.wrk.txt")
-    s = perf_stat(f"{d}/{label}.perf-stat.txt")
+    s = perf_stat(f"{d}/{label}.perf-stat.csv")
     p = proc(f"{d}/{label}.proc.txt")
     r = {"requests": n, "rps": n / 1.0}
     r["cpu_us"] = s.get("cpu-clock", 0) * 1000.0 / n
@@ -58,7 +70,7 @@ def load_side(d, label):
     n = requests(f"{d}/{label}.wrk.txt")
     r = {}
     for side in ("proxy", "origin", "wrk"):
-        s = perf_stat(f"{d}/{label}.perf-stat.txt" if side == "proxy" else f"{d}/{label}.{side}-perf-stat.txt")
+        s = perf_stat(f"{d}/{label}.perf-stat.csv" if side == "proxy" else f"{d}/{label}.{side}-perf-stat.csv")
         r[f"{side}_us"] = s.get("cpu-clock", float("nan")) * 1000.0 / n
         r[f"{side}_syscalls"] = s.get("raw_syscalls:sys_enter", float("nan")) / n
         r[f"{side}_ctx"] = s.get("context-switches", float("nan")) / n

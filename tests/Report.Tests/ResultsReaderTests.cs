@@ -61,6 +61,38 @@ public sealed class ResultsReaderTests : IDisposable
         Assert.Equal(origin, Assert.Single(metas).Origin);
     }
 
+    [Fact]
+    public void SittingJsonIsReadAsTheFilesItFolded()
+    {
+        // analysis/aggregate.sh's one file: each run under the path it came from (its round folder names its round),
+        // each run.json / sweep.json under its own name.
+        var run = RunJson(rps: 21_000, attempts: 1, steady: 1).ReplaceLineEndings(" ");
+        File.WriteAllText(Path.Combine(_dir, "sitting.json"), $$"""
+            { "runs": [ {{run.TrimEnd()[..^1]}}, "file": "c64-s10/r2/yarp.r1.json" } ],
+              "metas": [ { "file": "c64-s10/r2/run.json", "content": { "origin": "nginx", "commit": "abc1234" } },
+                         { "file": "sweep.json", "content": { "command": "analysis/sweep.sh --rounds 1" } } ] }
+            """);
+
+        var (runs, metas, ignored) = ResultsReader.ReadAll(_dir, skipDirectory: null);
+
+        var r = Assert.Single(runs);
+        Assert.Equal("2", r.Round);
+        Assert.Equal(21_000d, r.Load.Rps);
+        Assert.Equal(["nginx", null], metas.OrderBy(m => m.File, StringComparer.Ordinal).Select(m => m.Origin));
+        Assert.Contains(metas, m => m.IsSweep && m.Commands.SequenceEqual(["analysis/sweep.sh --rounds 1"]));
+        Assert.Empty(ignored);
+    }
+
+    [Fact]
+    public void SittingJsonWithoutContentIsRefusedByName()
+    {
+        File.WriteAllText(Path.Combine(_dir, "sitting.json"), """{ "runs": [], "metas": [ { "file": "run.json" } ] }""");
+
+        var e = Assert.Throws<ReportException>(() => ResultsReader.ReadAll(_dir, skipDirectory: null));
+
+        Assert.Contains("metas[1]", e.Message, StringComparison.Ordinal);
+    }
+
     private static string RunJson(int rps, int attempts, int steady) => $$"""
         {
           "returnCode": 0,

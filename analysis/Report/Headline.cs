@@ -1,0 +1,94 @@
+using System.Globalization;
+using System.Text;
+
+namespace LLRP.Analysis;
+
+/// <summary>
+/// The README's headline: one row per point (connections, response size) of one or more sittings, llrp-llhttp against
+/// nginx, HAProxy and full YARP, and under the table each sitting's date, commit, topology and command. It writes
+/// nothing; the README pastes what it prints.
+/// </summary>
+internal static class Headline
+{
+    public const string Usage = "usage: Report --headline <sitting-dir>...  (prints the README's headline table as Markdown)";
+
+    // A README headline stays short: more points than this belong in docs/results.md.
+    public const int MaxRows = 10;
+
+    private const string Proxy = "llrp-llhttp";
+
+    public static int Run(string[] dirs)
+    {
+        if (dirs.Length == 0 || dirs.Any(d => d.StartsWith('-')))
+        {
+            var help = dirs is ["-h" or "--help"];
+            (help ? Console.Out : Console.Error).WriteLine(Usage);
+            return help ? 0 : 2;
+        }
+        return ReportCommand.Run(() => Console.Write(Build(dirs.Select(Path.GetFullPath).ToList())));
+    }
+
+    public static string Build(IReadOnlyList<string> dirs)
+    {
+        var rows = new StringBuilder();
+        var notes = new StringBuilder();
+        var count = 0;
+        foreach (var dir in dirs)
+        {
+            var (runs, metas, _) = ResultsReader.ReadAll(dir, null);
+            if (runs.Count == 0)
+            {
+                throw new ReportException($"{dir}: no runs (sitting.json, *.runs.json or per-run files)");
+            }
+            var a = new Analysis(runs);
+            var name = Path.GetFileName(dir.TrimEnd(Path.DirectorySeparatorChar));
+            var stamp = SittingStamp(name);
+            foreach (var p in a.Points.Where(p => p.Profile.Length == 0 && p.AppEnv.Length == 0))
+            {
+                if (a.Get(p, Proxy) is not { } s)
+                {
+                    continue;
+                }
+                if (++count > MaxRows)
+                {
+                    throw new ReportException($"more than {MaxRows} rows: name fewer sittings (the full history is docs/results.md)");
+                }
+                var yarp = a.Baseline(p, Analysis.Yarp);
+                var best = a.BestNative(p);
+                var cpuVsYarp = yarp?.CpuUsPerRequest is { } y && s.CpuUsPerRequest is > 0 ? y / s.CpuUsPerRequest.Value : (double?)null;
+                var bestName = best is null ? "" : best.Scenario == "haproxy" ? " (HAProxy)" : $" ({best.Scenario})";
+                rows.AppendLine(CultureInfo.InvariantCulture,
+                    $"| [{stamp}](analysis/results/{name}/README.md) | {p.Connections?.ToString(CultureInfo.InvariantCulture) ?? "?"} c, {Format.Bytes(p.ResponseBytes)} | " +
+                    $"{s.Runs.Count} | {Format.N0(s.Rps)} | {Format.F(s.CpuUsPerRequest, 1)} | " +
+                    $"{Lead(a.VsBestNative(s))}{bestName} | {Lead(a.VsYarp(s))} | {Lead(cpuVsYarp)} |");
+            }
+            var sweep = metas.FirstOrDefault(m => m.IsSweep) ?? metas.FirstOrDefault();
+            var commit = runs.Select(r => r.Commit).Concat(metas.Select(m => m.Commit)).FirstOrDefault(c => !string.IsNullOrEmpty(c));
+            var dirty = metas.Any(m => m.Dirty == true) ? " (uncommitted changes)" : "";
+            var command = sweep?.Commands.FirstOrDefault() ?? "not recorded";
+            var pinning = metas.Select(m => m.Pinned).FirstOrDefault(x => !string.IsNullOrEmpty(x) && x != "no");
+            var origin = metas.Select(m => m.Origin).FirstOrDefault(x => !string.IsNullOrEmpty(x)) ?? "downstream";
+            notes.AppendLine(CultureInfo.InvariantCulture,
+                $"- {stamp}: started {sweep?.Date ?? "(not recorded)"}, commit `{(commit is { Length: > 7 } ? commit[..7] : commit ?? "?")}`{dirty}; " +
+                $"topology: {(pinning is null ? "unpinned" : "pinned " + pinning)}, origin {origin}; `{Format.Inline(command)}`");
+        }
+        if (count == 0)
+        {
+            throw new ReportException($"no {Proxy} runs at a default point in {string.Join(", ", dirs)}");
+        }
+        var t = new StringBuilder();
+        t.AppendLine("| sitting | point | rounds | llhttp RPS | llhttp CPU µs/req | llhttp ÷ best of nginx/HAProxy (RPS) | llhttp ÷ full YARP (RPS) | full YARP ÷ llhttp (CPU) |");
+        t.AppendLine("|---|---|--:|--:|--:|--:|--:|--:|");
+        t.Append(rows).AppendLine().Append(notes);
+        return t.ToString();
+    }
+
+    /// <summary>A ratio in bold where llhttp leads (at or above 1.00 as printed).</summary>
+    private static string Lead(double? ratio) => ratio is >= 0.995 ? $"**{Format.Ratio(ratio)}**" : Format.Ratio(ratio);
+
+    /// <summary>"20261127-1823-…" → "2026-11-27 18:23"; another name stays as it is.</summary>
+    private static string SittingStamp(string folder) =>
+        folder.Length >= 13 && folder[8] == '-' && folder[..8].All(char.IsAsciiDigit) && folder[9..13].All(char.IsAsciiDigit)
+            ? $"{folder[..4]}-{folder[4..6]}-{folder[6..8]} {folder[9..11]}:{folder[11..13]}"
+            : folder;
+}
