@@ -235,7 +235,7 @@ if [ -n "$response_size" ]; then
   [ "$req_path" = / ] || bad_usage "--response-size and --path exclude each other (--response-size N is --path '/?s=N')"
   req_path="/?s=$response_size"
 fi
-[ "$body_size" = 0 ] || [ "$origin" = downstream ] || bad_usage "--request-body-size needs the Downstream origin: --origin nginx answers GET and HEAD only (crank/nginx/origin.conf)"
+[ "$body_size" = 0 ] || [ "$origin" != nginx ] || bad_usage "--request-body-size needs the Downstream origin: --origin nginx answers GET and HEAD only (crank/nginx/origin.conf)"
 if [ "$load_kind" = fixedrate ]; then
   [ -n "$rate" ] && [ "$rate" -ge 1 ] || bad_usage "--load fixedrate needs --rate R (requests/s, >= 1)"
   [ "$body_size" = 0 ] || [ "$body_framing" = content-length ] || bad_usage "--load fixedrate sends bodies with Content-Length only (h2load); chunked is wrk's"
@@ -310,7 +310,9 @@ fi
 origin_defaulted=0
 if [ -z "$origin" ]; then
   origin=downstream origin_defaulted=1
-  if [ "$headline_ok" = 1 ]; then
+  if [ "$headline_ok" = 1 ] && [ "$body_size" != 0 ]; then
+    topology_note=" (Downstream: the nginx origin answers GET and HEAD only, and this run sends bodies)"
+  elif [ "$headline_ok" = 1 ]; then
     case "$req_path" in
       / | '/?s=0' | '/?s=10' | '/?s=1024' | '/?s=65536') origin=nginx ;;
       *) topology_note=" (Downstream: the nginx origin serves / and /?s=0|10|1024|65536 only, not $req_path)" ;;
