@@ -28,7 +28,7 @@ public sealed class ForwarderOptions
             {
                 throw new OptionsException($"--downstream '{part}' is not an http://IP:PORT or https://IP:PORT address (paths and queries are not supported).");
             }
-            // https: HttpClient's own TLS, checked against the system store (SSL_CERT_FILE and SSL_CERT_DIR add to it on Linux).
+            // https: HttpClient's own TLS, checked against the runtime's root store (on Linux, SSL_CERT_FILE and SSL_CERT_DIR name where it is read from).
             prefixes.Add($"{uri.Scheme}://{uri.Authority}");
         }
         if (prefixes.Count == 0)

@@ -70,7 +70,7 @@ static Dictionary<string, string?> ReverseProxySection(IConfiguration config)
         {
             throw new FormatException($"--downstream '{part}' is not an http://IP:PORT or https://IP:PORT address (paths and queries are not supported).");
         }
-        // https: YARP's own TLS, checked against the system store (SSL_CERT_FILE and SSL_CERT_DIR add to it on Linux).
+        // https: YARP's own TLS, checked against the runtime's root store (on Linux, SSL_CERT_FILE and SSL_CERT_DIR name where it is read from).
         section[$"ReverseProxy:Clusters:downstream:Destinations:d{index++}:Address"] = $"{uri.Scheme}://{uri.Authority}/";
     }
     if (index == 0)
