@@ -24,9 +24,12 @@
 #   JOB_WORK_DIR   folder for the rendered config, pid and temp files, kept (run-local.sh puts it in
 #                  its logs). Default: a new temp folder, removed as soon as nginx exits.
 #   TLS_CERT, TLS_KEY  listen with TLS (benchmarks.yml's serverScheme=https): this PEM certificate and key
-#                  (crank/tls-cert.sh); TLS 1.2 and 1.3 as nginx defaults, session cache off as for every proxy here
+#                  (crank/tls-cert.sh); TLS 1.2 and 1.3, as every proxy here: nginx 1.22 (Debian 12's) enables TLS 1.0-1.2
+#                  only (1.3 is its default from 1.23.4), so without ssl_protocols it negotiates TLS 1.2 where the
+#                  others negotiate 1.3. Sessions are resumed with TLS tickets (nginx's default, as the others')
 #   DOWNSTREAM_TLS_CA  proxy to the upstream over TLS (downstreamScheme=https), verifying its certificate against
-#                  this PEM file for the name "localhost" (nginx checks DNS names only), SNI on, sessions reused
+#                  this PEM file for the name "localhost" (nginx checks DNS names only), SNI on, sessions reused,
+#                  TLS 1.2 and 1.3 (proxy_ssl_protocols: the same 1.22 default as ssl_protocols)
 #   NGINX          nginx binary (default /usr/sbin/nginx)
 #   READY_TIMEOUT  seconds to wait for the port before reporting failure (default 30)
 # Ready line (crank readyStateText): "nginx-job: ready"
@@ -81,12 +84,12 @@ listen_ssl="" server_tls="" upstream_scheme=http upstream_tls=""
 if [ -n "${TLS_CERT:-}" ]; then
   [ -r "$TLS_CERT" ] && [ -r "${TLS_KEY:-}" ] || { echo "nginx-job: TLS_CERT and TLS_KEY must be readable files" >&2; exit 2; }
   listen_ssl=" ssl"
-  server_tls="ssl_certificate $TLS_CERT; ssl_certificate_key $TLS_KEY;"
+  server_tls="ssl_protocols TLSv1.2 TLSv1.3; ssl_certificate $TLS_CERT; ssl_certificate_key $TLS_KEY;"
 fi
 if [ -n "${DOWNSTREAM_TLS_CA:-}" ]; then
   [ -r "$DOWNSTREAM_TLS_CA" ] || { echo "nginx-job: DOWNSTREAM_TLS_CA must be a readable file" >&2; exit 2; }
   upstream_scheme=https
-  upstream_tls="proxy_ssl_verify on; proxy_ssl_trusted_certificate $DOWNSTREAM_TLS_CA; proxy_ssl_name localhost; proxy_ssl_server_name on; proxy_ssl_session_reuse on;"
+  upstream_tls="proxy_ssl_verify on; proxy_ssl_trusted_certificate $DOWNSTREAM_TLS_CA; proxy_ssl_name localhost; proxy_ssl_server_name on; proxy_ssl_session_reuse on; proxy_ssl_protocols TLSv1.2 TLSv1.3;"
 fi
 sed -e "s|@LISTEN_SSL@|$listen_ssl|g" -e "s|@SERVER_TLS@|$server_tls|g" -e "s|@UPSTREAM_SCHEME@|$upstream_scheme|g" \
     -e "s|@UPSTREAM_TLS@|$upstream_tls|g" \
