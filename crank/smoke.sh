@@ -58,6 +58,14 @@ if [ "${SMOKE_EXTRAS:-1}" != 0 ]; then
   "$root/crank/run-local.sh" "${common[@]}" --json-dir "$dir/tls" ${SMOKE_OPTIONS:-} \
     --server-scheme https --downstream-scheme https "$last" || rc=$?
   check "$last, https to https" "$dir/tls/$last.r1.json" "$dir/tls"
+  # The load job's TLS probe recorded what the proxy negotiated (crank/wrk-job.sh, "TLS probe").
+  checked=$((checked + 1))
+  tls_seen="$(jq -r '.jobResults.jobs.load.results | "\(.["tls/protocol"] // "") \(.["tls/cipher"] // "")"' "$dir/tls/$last.r1.json" 2> /dev/null || true)"
+  if [[ "$tls_seen" == TLSv1.[23]\ TLS_* || "$tls_seen" == TLSv1.2\ ECDHE-* ]]; then
+    echo "smoke: ok   $last, https to https: negotiated $tls_seen"
+  else
+    echo "smoke: FAIL $last, https to https: the TLS probe recorded '${tls_seen}' (see $dir/tls/logs)"; failed=$((failed + 1))
+  fi
   # shellcheck disable=SC2086
   "$root/crank/run-local.sh" "${common[@]}" --json-dir "$dir/fixedrate" ${SMOKE_OPTIONS:-} \
     --load fixedrate --rate "${SMOKE_RATE:-500}" "$last" || rc=$?

@@ -16,6 +16,7 @@
 #                   [--headers plaintext|browser|handshake|none] [-H 'Name: value']... [--max-errors N]
 #                   [--body-size BYTES] [--body-framing content-length|chunked] URL
 #        wrk-job.sh --parse REPORT   (the statistics block of a saved wrk report; crank/tests/parsers-test.sh)
+#        wrk-job.sh --parse-tls FIRST SECOND   (the TLS block of two saved probes, see "TLS probe" below)
 #
 # Defaults: -t 1 -c 64 (a 2-core box runs load, proxy and origin at once), 20 s warm-up + 15 s
 # measured (docs/methodology.md explains the warm-up; crank's own defaults are 15 s + 15 s).
@@ -36,6 +37,14 @@
 #   WRK_JOB_HOOK   optional executable, called as "$WRK_JOB_HOOK measure-start" right before the
 #                  measured run and "$WRK_JOB_HOOK measure-end" right after it. run-local.sh uses it
 #                  to sample the processes over exactly the measured window. Unset under crank.
+#
+# TLS probe (https URLs): before any load, two connections with OpenSSL's client (openssl s_client, ALPN http/1.1),
+# the second resuming the first's session, give a second statistics block, aggregated "First": "tls/protocol",
+# "tls/cipher" and "tls/group" (the key exchange group), strings as OpenSSL names them, and "tls/resumed", 1 when the
+# server resumed the session, else 0. wrk uses the same OpenSSL with its default offer, so it negotiates the same; and
+# wrk keeps a connection's session when it reconnects (SSL_clear), so with the handshake preset a server that resumes
+# sessions is measured on resumed handshakes and one that does not on full ones: tls/resumed says which. A failed
+# probe prints a warning and no block; the load runs anyway.
 #
 # Exit code: wrk's own, 2 on bad usage, 3 when its report cannot be parsed (no statistics then), or 4
 # when the measured run's bad responses (non-2xx/3xx) plus socket errors exceed --max-errors
@@ -59,6 +68,7 @@ warmup_max=""
 body_size=0
 body_framing=content-length
 parse_only=""
+parse_tls=()
 
 die() { echo "wrk-job: $*" >&2; exit 2; }
 
@@ -76,12 +86,13 @@ while [ $# -gt 0 ]; do
     --body-size) body_size="${2:?}"; shift 2 ;;
     --body-framing) body_framing="${2:?}"; shift 2 ;;
     --parse) parse_only="${2:?}"; shift 2 ;;
+    --parse-tls) parse_tls=("${2:?}" "${3:?}"); shift 3 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) [ -z "$url" ] || die "more than one URL ($url, $1)"; url="$1"; shift ;;
   esac
 done
-[ -n "$parse_only" ] || [ -n "$url" ] || die "missing URL"
+[ -n "$parse_only" ] || [ "${#parse_tls[@]}" -gt 0 ] || [ -n "$url" ] || die "missing URL"
 
 # crank passes seconds; also accept "15s".
 warmup="${warmup%s}"
@@ -204,6 +215,42 @@ check_errors() {
   fi
 }
 
+# tls_statistics FIRST SECOND: the TLS block of two probes' output (openssl s_client: FIRST with -brief, SECOND without,
+# resuming FIRST's session). Lines used (OpenSSL 3.0; 3.2 and later name the group on the last line instead):
+#   Protocol version: TLSv1.3
+#   Ciphersuite: TLS_AES_256_GCM_SHA384
+#   Server Temp Key: X25519, 253 bits          (or "Peer Temp Key: ECDH, prime256v1, 256 bits")
+#   Negotiated TLS1.3 group: X25519
+#   Reused, TLSv1.3, Cipher is TLS_AES_256_GCM_SHA384     (SECOND; "New, ..." when not resumed)
+# Returns 1 (nothing printed) when FIRST names no protocol or cipher suite.
+tls_statistics() {
+  local protocol cipher group resumed
+  protocol="$(awk -F': ' '$1 == "Protocol version" { print $2; exit }' "$1")"
+  cipher="$(awk -F': ' '$1 == "Ciphersuite" { print $2; exit }' "$1")"
+  group="$(awk -F': ' '$1 == "Negotiated TLS1.3 group" { print $2; exit }
+    $1 == "Server Temp Key" || $1 == "Peer Temp Key" { n = split($2, f, ", "); g = ((f[1] == "ECDH" || f[1] == "DH") && n > 2) ? f[2] : f[1]; print g; exit }' "$1")"
+  [ -n "$protocol" ] && [ -n "$cipher" ] || return 1
+  resumed=0
+  ! grep -q '^Reused, ' "$2" || resumed=1
+  echo '#StartJobStatistics'
+  jq -n -c --arg ts "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" --arg protocol "$protocol" --arg cipher "$cipher" --arg group "$group" \
+    --argjson resumed "$resumed" '
+    [["tls/protocol", "TLS protocol", "The TLS version the target negotiated with OpenSSL'"'"'s client", $protocol],
+     ["tls/cipher", "TLS cipher suite", "The cipher suite the target negotiated", $cipher],
+     ["tls/group", "TLS key exchange group", "The key exchange group of the handshake (empty: not printed)", $group],
+     ["tls/resumed", "TLS session resumed", "1: a second connection resumed the first one'"'"'s session", $resumed]] as $rows
+    | {Metadata: [$rows[] | {Source: "wrk", Name: .[0], Aggregate: "First", Reduce: "First", ShortDescription: .[1],
+                            LongDescription: .[2], Format: (if .[3] | type == "number" then "n0" else "" end)}],
+       Measurements: [$rows[] | {Timestamp: $ts, Name: .[0], Value: .[3]}]}'
+  echo '#EndJobStatistics'
+}
+
+if [ "${#parse_tls[@]}" -gt 0 ]; then
+  for f in "${parse_tls[@]}"; do [ -f "$f" ] || die "--parse-tls: no file $f"; done
+  tls_statistics "${parse_tls[@]}" || { echo "wrk-job: no TLS protocol and cipher suite in ${parse_tls[0]}" >&2; exit 3; }
+  exit 0
+fi
+
 if [ -n "$parse_only" ]; then
   statistics "$parse_only" "" "" 0 || { echo "wrk-job: could not parse the wrk report $parse_only" >&2; exit 3; }
   check_errors "$parse_only"
@@ -220,6 +267,32 @@ if command -v curl > /dev/null; then
   read -r first_code first_s < <(curl -s -o /dev/null -w '%{http_code} %{time_total}\n' --max-time 30 "$url" || true)
   # 000: no response at all (wrk will say why); nothing to time.
   [ "${first_code:-000}" = 000 ] || first_ms="$(awk -v s="$first_s" 'BEGIN { printf "%.0f", s * 1000 }')"
+fi
+
+# The TLS probe (see the header): two connections, the second resuming the first's session; each sends one request
+# and reads to the end, so that the session tickets a TLS 1.3 server sends after the handshake arrive.
+if [[ "$url" == https://* ]]; then
+  if command -v openssl > /dev/null; then
+    tls_out="$(mktemp -d "${TMPDIR:-/tmp}/wrk-job-tls.XXXXXX")"
+    authority="${url#https://}"; authority="${authority%%/*}"
+    [[ "$authority" =~ (:[0-9]+)$ ]] || authority="$authority:443"
+    target_path="/${url#https://*/}"; [[ "$url" == https://*/* ]] || target_path=/
+    request="GET $target_path HTTP/1.1"$'\r\n'"Host: ${authority}"$'\r\n'"Connection: close"$'\r\n\r\n'
+    printf '%s' "$request" | timeout 10 openssl s_client -connect "$authority" -alpn http/1.1 -brief -ign_eof \
+      -sess_out "$tls_out/session.pem" > "$tls_out/first" 2>&1 || true
+    printf '%s' "$request" | timeout 10 openssl s_client -connect "$authority" -alpn http/1.1 -ign_eof \
+      -sess_in "$tls_out/session.pem" > "$tls_out/second" 2>&1 || true
+    if tls_statistics "$tls_out/first" "$tls_out/second" > "$tls_out/block"; then
+      cat "$tls_out/block"
+      echo "wrk-job: TLS: $(sed -n 2p "$tls_out/block" | jq -r '[.Measurements[] | "\(.Name | ltrimstr("tls/")) \(.Value)"] | join(", ")')"
+    else
+      echo "wrk-job: warning: the TLS probe of $authority negotiated nothing (no tls/* figures):" >&2
+      sed 's/^/  tls-probe| /' "$tls_out/first" >&2
+    fi
+    rm -rf "$tls_out"
+  else
+    echo "wrk-job: warning: openssl not found: no TLS probe, no tls/* figures (apt-get install -y openssl)" >&2
+  fi
 fi
 
 warm_capped="" warm_s="$warmup"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks that the load job scripts read their tools' reports: ab-job.sh, ramp-job.sh, wrk-job.sh and fixedrate-job.sh
+# Checks that the load job scripts read their tools' reports: ab-job.sh, ramp-job.sh, wrk-job.sh (and its TLS probe) and fixedrate-job.sh
 # on recorded output (crank/tests/data/README.md), and that a report they cannot read fails with exit code 3. A few
 # seconds; no network.
 # Exit status: 0 all checks passed, 1 otherwise.
@@ -47,6 +47,17 @@ check "wrk-job: crank names" "$(sed -n 2p "$out" | jq -r '[.Metadata[].Name] | m
 check "wrk-job: bad responses and socket errors" "$(results_of "$out" | jq -c '[.["wrk/errors/badresponses"], .["wrk/errors/socketerrors"]]')" '[4,3]'
 "$crank/wrk-job.sh" --parse "$data/wrk-4.1.0-post-errors.txt" --max-errors 7 > /dev/null; check "wrk-job: 7 errors, --max-errors 7" "$?" 0
 "$crank/wrk-job.sh" --parse "$data/ab-2.3.txt" > /dev/null 2>&1; check "wrk-job: not a wrk report" "$?" 3
+
+# wrk-job.sh's TLS probe: protocol, cipher suite, group and resumption from OpenSSL's client (as strings, "First").
+tls_of() { sed -n 2p "$1" | jq -c '[.Measurements[] | .Value] + [.Metadata[0].Aggregate]'; }
+"$crank/wrk-job.sh" --parse-tls "$data/s_client-3.0.19-tls13-brief.txt" "$data/s_client-3.0.19-tls13-resumed.txt" > "$out"
+check "wrk-job: TLS 1.3, resumed" "$(tls_of "$out")" '["TLSv1.3","TLS_AES_256_GCM_SHA384","X25519",1,"First"]'
+"$crank/wrk-job.sh" --parse-tls "$data/s_client-3.0.19-tls12-brief.txt" "$data/s_client-3.0.19-tls12-new.txt" > "$out"
+check "wrk-job: TLS 1.2, not resumed" "$(tls_of "$out")" '["TLSv1.2","ECDHE-ECDSA-AES256-GCM-SHA384","X25519",0,"First"]'
+"$crank/wrk-job.sh" --parse-tls "$data/s_client-tls13-ecdh-brief.txt" "$data/s_client-3.0.19-tls12-new.txt" > "$out"
+check "wrk-job: a NIST curve's group" "$(tls_of "$out" | jq -r '.[2]')" prime256v1
+"$crank/wrk-job.sh" --parse-tls "$data/s_client-3.0.19-tls12-new.txt" "$data/s_client-3.0.19-tls12-new.txt" > /dev/null 2>&1
+check "wrk-job: no TLS summary" "$?" 3
 
 # fixedrate-job.sh on h2load's run against an origin that stalls every answer due from 1.0 to 1.2 s (2 connections,
 # 50 requests/s each): h2load holds the 20 requests due in the stall back and times them from their late send
