@@ -108,6 +108,8 @@ internal sealed class Analysis
         Points = runs.Select(r => r.Point).Distinct()
             .OrderBy(p => p.Profile.Length == 0 ? 0 : 1).ThenBy(p => p.Profile, StringComparer.Ordinal)
             .ThenBy(p => p.AppEnv, StringComparer.Ordinal)
+            .ThenBy(p => p.ServerScheme, StringComparer.Ordinal).ThenBy(p => p.DownstreamScheme, StringComparer.Ordinal)
+            .ThenBy(p => p.NewConnectionPerRequest)
             .ThenBy(p => p.ResponseBytes ?? long.MaxValue).ThenBy(p => p.Connections ?? int.MaxValue).ThenBy(p => p.Path, StringComparer.Ordinal)
             .ToList();
         foreach (var g in runs.GroupBy(r => (r.Point, r.Scenario)))

@@ -8,6 +8,8 @@ namespace LLRP.Analysis;
 /// LLHttp (Kestrel transport + LLRP's request side + LLHttp), with HttpClient instead of LLHttp, with an HttpContext
 /// on top, with YARP's IHttpForwarder, and full YARP. Each layer is the difference between two variants measured at
 /// the same point, paired round by round (the rounds are interleaved, so drift of the machine cancels in a pair).
+/// The TLS layer is the difference between one scenario with and without TLS on a side, at points that differ only
+/// in their schemes (<see cref="WriteTls"/>).
 /// </summary>
 internal sealed class LayerCosts(Analysis a, StringBuilder md)
 {
@@ -30,6 +32,12 @@ internal sealed class LayerCosts(Analysis a, StringBuilder md)
     }
 
     public void Write(Point? headline)
+    {
+        WriteVariants(headline);
+        WriteTls();
+    }
+
+    private void WriteVariants(Point? headline)
     {
         var points = a.Points.Where(p => p.Profile.Length == 0 && p.AppEnv.Length == 0 && a.Get(p, "llrp-llhttp") is not null).ToList();
         if (headline is { } h && points.Remove(h))
@@ -89,32 +97,92 @@ internal sealed class LayerCosts(Analysis a, StringBuilder md)
         md.AppendLine("README paragraph (template):").AppendLine().AppendLine(sb.ToString()).AppendLine();
     }
 
+    /// <summary>
+    /// The TLS layer, per proxy: inbound = the scenario at https → http − at http → http (TLS from clients); outbound =
+    /// at https → https − at https → http (TLS to the origin), or http → https − http → http where only those ran. One
+    /// table per point the TLS points share once their schemes are set to http; none without such a pair.
+    /// </summary>
+    private void WriteTls()
+    {
+        var tables = a.Points.Where(p => p.ServerScheme == Point.Https || p.DownstreamScheme == Point.Https)
+            .Select(p => p.Cleartext).Distinct()
+            .Select(b => (Base: b, In: TlsPair.Inbound(b), Out: TlsPair.Outbound(b, a)))
+            .Where(t => Has(t.In) || Has(t.Out))
+            .ToList();
+        if (tables.Count == 0)
+        {
+            return;
+        }
+        md.AppendLine("## What TLS costs").AppendLine();
+        md.AppendLine("Per request (per handshake at a handshake point), over the measured window: each scenario with TLS on one side − the same scenario without it, " +
+            "at points that differ only in their schemes, paired by round number (median of the paired differences, min–max over the pairs). " +
+            "**Inbound** = https → http − http → http: TLS from the clients. **Outbound** = https → https − https → http: TLS to the origin. " +
+            "The schemes are separate run-local.sh calls, so unlike the variant pairs above a pair is not interleaved: a drift of the machine between the calls is in the difference. " +
+            "The origin's change (inbound: it serves the same cleartext requests in both) shows how large that drift was. Allocated B is LLRP's own figure.").AppendLine();
+        foreach (var (b, inbound, outbound) in tables)
+        {
+            var unit = b.NewConnectionPerRequest ? "handshake" : "request";
+            md.AppendLine(CultureInfo.InvariantCulture, $"### {b.Label}").AppendLine();
+            md.AppendLine(CultureInfo.InvariantCulture, $"Inbound: {inbound.Describe}; outbound: {outbound.Describe}.").AppendLine();
+            md.AppendLine(CultureInfo.InvariantCulture,
+                $"| scenario | inbound CPU µs/{unit} | inbound allocated B/{unit} | origin's change, inbound (µs/{unit}) | outbound CPU µs/{unit} | outbound allocated B/{unit} |");
+            md.AppendLine("|---|--:|--:|--:|--:|--:|");
+            var scenarios = a.Scenarios.Where(s => s != Analysis.Direct && new[] { inbound.With, inbound.Without, outbound.With, outbound.Without }
+                .Any(p => a.Get(p, s) is not null));
+            foreach (var s in scenarios)
+            {
+                md.AppendLine(CultureInfo.InvariantCulture,
+                    $"| {s} | {Cell(Paired(inbound, s, r => r.Proxy?.CpuUsPerRequest), 1)} | {Cell(Paired(inbound, s, r => r.Proxy?.AllocatedPerRequest), 0)} | " +
+                    $"{Cell(Paired(inbound, s, r => r.Downstream?.CpuUsPerRequest), 1)} | " +
+                    $"{Cell(Paired(outbound, s, r => r.Proxy?.CpuUsPerRequest), 1)} | {Cell(Paired(outbound, s, r => r.Proxy?.AllocatedPerRequest), 0)} |");
+            }
+            md.AppendLine();
+        }
+
+        bool Has(TlsPair pair) => a.At(pair.With).Any() && a.At(pair.Without).Any();
+    }
+
+    /// <summary>Two points that differ only in the TLS of one side: the one with TLS and the one without.</summary>
+    private sealed record TlsPair(Point With, Point Without)
+    {
+        public static TlsPair Inbound(Point cleartext) => new(cleartext with { ServerScheme = Point.Https }, cleartext);
+
+        public static TlsPair Outbound(Point cleartext, Analysis a)
+        {
+            var both = new TlsPair(cleartext with { ServerScheme = Point.Https, DownstreamScheme = Point.Https }, cleartext with { ServerScheme = Point.Https });
+            return a.At(both.With).Any() && a.At(both.Without).Any() ? both : new(cleartext with { DownstreamScheme = Point.Https }, cleartext);
+        }
+
+        public string Describe => $"{With.Schemes} − {Without.Schemes}";
+    }
+
+    private Cost? Paired(TlsPair pair, string scenario, Func<Run, double?> figure) =>
+        a.Get(pair.With, scenario) is { } with && a.Get(pair.Without, scenario) is { } without ? Differences(ByRound(with, figure), ByRound(without, figure)) : null;
+
     private Cost? Of(Point p, Layer layer, Func<ProcessFigures, double?> figure)
     {
         if (a.Get(p, layer.With) is not { } with)
         {
             return null;
         }
-        var withByRound = ByRound(with, figure);
+        double? Proxy(Run r) => r.Proxy is { } proxy ? figure(proxy) : null;
+        var withByRound = ByRound(with, Proxy);
         if (layer.Without is null)
         {
             return Summarise(withByRound.Values.ToList());
         }
-        if (a.Get(p, layer.Without) is not { } without)
-        {
-            return null;
-        }
-        var withoutByRound = ByRound(without, figure);
-        var pairs = withByRound.Keys.Intersect(withoutByRound.Keys).Select(k => withByRound[k] - withoutByRound[k]).ToList();
-        return Summarise(pairs);
+        return a.Get(p, layer.Without) is { } without ? Differences(withByRound, ByRound(without, Proxy)) : null;
     }
 
-    private static Dictionary<string, double> ByRound(ScenarioSummary s, Func<ProcessFigures, double?> figure)
+    private static Cost? Differences(Dictionary<string, double> with, Dictionary<string, double> without) =>
+        Summarise(with.Keys.Intersect(without.Keys).Select(k => with[k] - without[k]).ToList());
+
+    private static Dictionary<string, double> ByRound(ScenarioSummary s, Func<Run, double?> figure)
     {
         var values = new Dictionary<string, double>(StringComparer.Ordinal);
         foreach (var run in s.Runs)
         {
-            if (run.Proxy is { } proxy && figure(proxy) is { } v && double.IsFinite(v))
+            if (figure(run) is { } v && double.IsFinite(v))
             {
                 values[run.Round] = v;
             }

@@ -135,7 +135,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
     private string ReadmeTable(Point p)
     {
         var t = new StringBuilder();
-        t.AppendLine("| scenario | RPS median (min–max) | vs full YARP | vs best of nginx/HAProxy | R = RPS/direct | p99 ms | proxy CPU µs/request | allocated B/request | steady runs | retries |");
+        t.AppendLine(CultureInfo.InvariantCulture, $"| scenario | {p.RateName} median (min–max) | vs full YARP | vs best of nginx/HAProxy | R = RPS/direct | p99 ms | proxy CPU µs/{p.Unit} | allocated B/{p.Unit} | steady runs | retries |");
         t.AppendLine("|---|--:|--:|--:|--:|--:|--:|--:|---|--:|");
         foreach (var s in _a.At(p))
         {
@@ -167,7 +167,8 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         _md.AppendLine(CultureInfo.InvariantCulture,
             $"Baselines: direct {(direct is null ? "n/a (no `direct` runs)" : Format.N0(direct.Rps) + " RPS")}; full YARP {(yarp is null ? "n/a (no `yarp` runs)" : Format.N0(yarp.Rps) + " RPS")}; " +
             $"best of nginx/HAProxy {(best is null ? "n/a (no `nginx`/`haproxy` runs)" : $"{best.Scenario} {Format.N0(best.Rps)} RPS")}.{borrowed}").AppendLine();
-        _md.AppendLine("| scenario | runs | RPS median | RPS min–max | spread | vs YARP | vs best of nginx/HAProxy | R = RPS/direct | p50 ms | p99 ms | max ms | bad responses | socket errors |");
+        TlsNegotiated.Write(_md, p, rows);
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| scenario | runs | {p.RateName} median | {p.RateName} min–max | spread | vs YARP | vs best of nginx/HAProxy | R = RPS/direct | p50 ms | p99 ms | max ms | bad responses | socket errors |");
         _md.AppendLine("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
         foreach (var s in rows)
         {
@@ -179,7 +180,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
                 $"{Format.Auto(s.P50Ms)} | {Format.Auto(s.P99Ms)} | {Format.Auto(s.MaxMs)} | {Bold(s.BadResponses, errors)} | {Bold(s.SocketErrors, errors)} |");
         }
         _md.AppendLine();
-        _md.AppendLine("| scenario | process | CPU % (all cores) | cores busy | CPU µs/request | origin CPU µs/request | allocated B/request | working set MB | peak WS MB | threads | Little's law |");
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| scenario | process | CPU % (all cores) | cores busy | CPU µs/{p.Unit} | origin CPU µs/{p.Unit} | allocated B/{p.Unit} | working set MB | peak WS MB | threads | Little's law |");
         _md.AppendLine("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
         foreach (var s in rows)
         {
@@ -195,7 +196,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
             return;
         }
         var subtitle = p.Label.Replace("`", "", StringComparison.Ordinal) + (rows.Max(r => r.Runs.Count) > 1 ? "; bar = median, whiskers = min–max over rounds" : "; one round each");
-        var rps = Charts.BarChart("Requests per second", subtitle, "requests/s",
+        var rps = Charts.BarChart(p.Handshakes ? "TLS handshakes per second" : "Requests per second", subtitle, p.Handshakes ? "handshakes/s" : "requests/s",
             rows.Select(s => new Bar(s.Scenario, s.Rps, s.RpsMin, s.RpsMax, Charts.ColorOf(s.Scenario),
                 s.Scenario == Analysis.Direct ? null : _a.R(s) is { } r ? "R " + r.ToString("F2", CultureInfo.InvariantCulture) : null)).ToList(),
             v => v.ToString("N0", CultureInfo.InvariantCulture));
@@ -210,7 +211,9 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         value is null ? Format.None : anyErrors > 0 && value > 0 ? $"**{Format.N0(value)}**" : Format.N0(value);
 
     private List<Point> Sweep(Func<Point, bool> filter, Func<Point, long?> key) =>
-        _a.Points.Where(p => p.Profile.Length == 0 && p.AppEnv.Length == 0 && filter(p))
+        _a.Points.Where(p => p.Profile.Length == 0 && p.AppEnv.Length == 0 && filter(p)
+                && p.ServerScheme == Headline?.ServerScheme && p.DownstreamScheme == Headline?.DownstreamScheme
+                && p.NewConnectionPerRequest == Headline?.NewConnectionPerRequest)
             .GroupBy(key).Select(g => g.First()).OrderBy(p => key(p) ?? long.MaxValue).ToList();
 
     private void ConnectionSweep()
@@ -274,7 +277,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
     private void Pgo()
     {
         var rows = new List<string>();
-        foreach (var g in _a.Points.GroupBy(p => (p.Connections, p.Path, p.AppEnv)))
+        foreach (var g in _a.Points.GroupBy(p => (p.Connections, p.Path, p.AppEnv, p.Request, p.ServerScheme, p.DownstreamScheme, p.NewConnectionPerRequest)))
         {
             var byProfile = g.ToDictionary(p => p.Profile, StringComparer.Ordinal);
             foreach (var s in _a.Scenarios.Where(Analysis.IsDotNetVariant))
@@ -331,6 +334,9 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
             "run-local.sh runs an unsteady run again (default up to 2 retries) and keeps the last attempt; retries = those extra attempts over the rounds.");
         _md.AppendLine("- Working set: the highest 1 s VmRSS sample in the measured window (`benchmarks/working-set`, crank's meaning); peak WS: VmHWM, largest over rounds. For `direct` these are the origin's.");
         _md.AppendLine("- Little's law: connections / mean latency / RPS; about 1 for closed-loop wrk. Far from 1 means wrk itself was the bottleneck or the run was disturbed.");
+        _md.AppendLine("- Schemes (`https → http`: TLS from the load to the proxy, cleartext to the origin): every run of a point has the same. The TLS a run negotiated is the load job's probe of its target before the load " +
+            "(crank/wrk-job.sh: OpenSSL's client, as wrk's, and a second connection that tries to resume the first one's session). " +
+            "A handshake point (header preset `handshake`, over https) opens a connection per request: its rate is handshakes per second and its CPU per handshake covers the whole request.");
         _md.AppendLine();
     }
 

@@ -4,6 +4,7 @@ using LLRP.Analysis;
 //        dotnet run --project analysis/Report -- --comparisons <results-dir> [--out <dir>] [--no-png]
 //        dotnet run --project analysis/Report -- --fixed-rate <results-dir> [--out <dir>] [--no-png]
 //        dotnet run --project analysis/Report -- --headline <sitting-dir>...
+//        dotnet run --project analysis/Report -- --tls-layer <dir http→http> <dir https→http> [<dir https→https>] --out <dir> [--no-png]
 // Reads every crank --json / run-local.sh result under <results-dir> (recursively) and writes <dir>/report.md
 // with PNG charts (default <dir>: the results directory itself). --print-table also prints the headline table
 // (the README's columns) between <!-- table:start --> and <!-- table:end --> lines.
@@ -24,6 +25,11 @@ if (args is ["--fixed-rate", ..])
 if (args is ["--headline", ..])
 {
     return Headline.Run(args[1..]);
+}
+// One report over the same scenarios run once per scheme pair: its layer table gains the TLS layer.
+if (args is ["--tls-layer", ..])
+{
+    return TlsLayerCommand.Run(args[1..]);
 }
 var command = ReportCommand.Parse(args, Usage, allowPrintTable: true, out var usageExit);
 if (command is null)

@@ -232,7 +232,12 @@ internal static partial class ResultsReader
         var request = Point.DescribeRequest(proxyThreads is { } t ? (int)t : null, (long?)matrix.Prop("requestBodySize").Number(),
             matrix.Prop("requestBodyFraming").Text(), matrix.Prop("presetHeaders").Text(), matrix.Prop("load").Text(),
             variables.Prop("rate").Number() ?? runJson.Prop("rate").Number());
-        var point = new Point(connectionsValue is { } c ? (int)c : null, path, ResponseBytesOf(path), profile.Trim(), appEnv.Trim(), request);
+        // The schemes since --server-scheme / --downstream-scheme (every run of one run-local.sh call has the same);
+        // a file from before them ran cleartext.
+        var serverScheme = SchemeOf(file, "serverScheme", variables.Prop("serverScheme").Text() ?? runJson.Prop("serverScheme").Text());
+        var downstreamScheme = SchemeOf(file, "downstreamScheme", variables.Prop("downstreamScheme").Text() ?? runJson.Prop("downstreamScheme").Text());
+        var point = new Point(connectionsValue is { } c ? (int)c : null, path, ResponseBytesOf(path), profile.Trim(), appEnv.Trim(), request,
+            serverScheme, downstreamScheme, NewConnectionPerRequest: matrix.Prop("presetHeaders").Text() == "handshake");
 
         var application = jobsObject.Prop("application");
         var downstream = jobsObject.Prop("downstream");
@@ -254,6 +259,7 @@ internal static partial class ResultsReader
             AttemptHistory = properties.Prop("steadyHistory").Text(),
             WarmupSeconds = loadResults.FirstNumber("warmup/seconds"),
             WarmupCapped = loadResults.FirstNumber("warmup/capped") is > 0,
+            Tls = ReadTls(loadResults),
             Mode = properties.Prop("mode").Text() ?? runJson.Prop("mode").Text() ?? (properties.Prop("runner") is null ? "crank" : null),
             Processors = processors,
         };
@@ -270,6 +276,27 @@ internal static partial class ResultsReader
         MaxMs: r.FirstNumber("wrk/latency/max", "http/latency/max"),
         BadResponses: r.FirstNumber("wrk/errors/badresponses", "http/requests/badresponses", "bombardier/badresponses"),
         SocketErrors: r.FirstNumber("wrk/errors/socketerrors", "http/requests/errors"));
+
+    private static string SchemeOf(string file, string name, string? value) => value switch
+    {
+        null or "" or Point.Http => Point.Http,
+        Point.Https => Point.Https,
+        _ => throw new ReportException($"{file}: variable \"{name}\" is '{value}'; expected http or https"),
+    };
+
+    /// <summary>crank/wrk-job.sh's TLS probe; null when the run has none (cleartext, or a file from before it).</summary>
+    private static TlsFigures? ReadTls(JsonElement? r)
+    {
+        var protocol = r.Prop("tls/protocol").Text();
+        var cipher = r.Prop("tls/cipher").Text();
+        if (string.IsNullOrEmpty(protocol) && string.IsNullOrEmpty(cipher))
+        {
+            return null;
+        }
+        var group = r.Prop("tls/group").Text();
+        return new TlsFigures(protocol, cipher, string.IsNullOrEmpty(group) ? null : group,
+            r.Prop("tls/resumed").Number() is { } resumed ? resumed > 0 : null);
+    }
 
     /// <summary>Percent; the steadiness tolerance when a file does not state one (crank/run-local.sh's default).</summary>
     public const double DefaultSteadyTolerance = 15;

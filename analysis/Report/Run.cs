@@ -32,10 +32,32 @@ internal sealed record Steadiness(
 /// <summary>
 /// The conditions a run was measured under. Runs of one point differ only in scenario and round, so ratios between
 /// scenarios are taken within a point. <c>Request</c> names what the request matrix and the proxies' thread count add
-/// (<see cref="DescribeRequest"/>; empty for a file from before them).
+/// (<see cref="DescribeRequest"/>; empty for a file from before them). <c>ServerScheme</c> is what the load speaks to
+/// the proxy and <c>DownstreamScheme</c> what the proxy speaks to the origin (benchmarks.yml's serverScheme and
+/// downstreamScheme; http for a file from before them). <c>NewConnectionPerRequest</c>: the handshake header preset,
+/// which closes the connection after every response, so that over https every request is one TLS handshake.
 /// </summary>
-internal sealed record Point(int? Connections, string Path, long? ResponseBytes, string Profile, string AppEnv, string Request = "")
+internal sealed record Point(int? Connections, string Path, long? ResponseBytes, string Profile, string AppEnv, string Request = "",
+    string ServerScheme = Point.Http, string DownstreamScheme = Point.Http, bool NewConnectionPerRequest = false)
 {
+    public const string Http = "http";
+    public const string Https = "https";
+
+    /// <summary>Every request is a TLS handshake: RPS is handshakes per second, CPU per request is CPU per handshake.</summary>
+    public bool Handshakes => NewConnectionPerRequest && ServerScheme == Https;
+
+    /// <summary>The same point in cleartext on both sides: what the TLS layer's costs are taken against.</summary>
+    public Point Cleartext => this with { ServerScheme = Http, DownstreamScheme = Http };
+
+    /// <summary>"https → http": the load's scheme to the proxy, then the proxy's to the origin.</summary>
+    public string Schemes => $"{ServerScheme} → {DownstreamScheme}";
+
+    /// <summary>What a request is called in this point's tables ("handshake" when every request is one).</summary>
+    public string Unit => Handshakes ? "handshake" : "request";
+
+    /// <summary>Its rate's name: "handshakes/s" or "RPS".</summary>
+    public string RateName => Handshakes ? "handshakes/s" : "RPS";
+
     /// <summary>
     /// The proxies' threads (benchmarks.yml's "threads"), the request body and its framing, the header preset and, for
     /// the fixed-rate load, its offered rate, in words ("proxy threads 1, POST 1 KiB chunked, browser headers").
@@ -82,6 +104,14 @@ internal sealed record Point(int? Connections, string Path, long? ResponseBytes,
             {
                 label += $", {Request}";
             }
+            if (ServerScheme != Http || DownstreamScheme != Http)
+            {
+                label += $", {Schemes}";
+            }
+            if (Handshakes)
+            {
+                label += ", a TLS handshake per request";
+            }
             return label;
         }
     }
@@ -103,6 +133,10 @@ internal sealed record Point(int? Connections, string Path, long? ResponseBytes,
             if (Request.Length > 0)
             {
                 slug += "-q" + ((uint)StableHash(Request) % 10000).ToString("D4", System.Globalization.CultureInfo.InvariantCulture);
+            }
+            if (ServerScheme != Http || DownstreamScheme != Http)
+            {
+                slug += $"-{ServerScheme}-{DownstreamScheme}";
             }
             return slug;
         }
@@ -141,6 +175,19 @@ internal sealed class Run
     /// <summary>Seconds of load before the measured run, and whether the adaptive warm-up hit its cap.</summary>
     public double? WarmupSeconds { get; init; }
     public bool WarmupCapped { get; init; }
+    /// <summary>What the load's TLS probe negotiated with the target (crank/wrk-job.sh); null for cleartext or no probe.</summary>
+    public TlsFigures? Tls { get; init; }
+}
+
+/// <summary>
+/// The TLS the target of a run negotiated with OpenSSL's client, probed once before the load (crank/wrk-job.sh's
+/// <c>tls/*</c>): protocol, cipher suite and key exchange group as OpenSSL names them, and whether a second
+/// connection resumed the first one's session.
+/// </summary>
+internal sealed record TlsFigures(string? Protocol, string? Cipher, string? Group, bool? Resumed)
+{
+    /// <summary>"TLSv1.3, TLS_AES_256_GCM_SHA384, X25519": what every proxy of a point must share.</summary>
+    public string Suite => string.Join(", ", new[] { Protocol, Cipher, Group }.Where(x => !string.IsNullOrEmpty(x)));
 }
 
 /// <summary>A run-local.sh run.json or sweep.sh sweep.json: the machine and the exact command of a set of runs.</summary>
