@@ -24,15 +24,24 @@ internal static class TlsNegotiated
         {
             return;
         }
-        var suites = proxies.SelectMany(x => x.Suites).Distinct().ToList();
-        if (suites.Count == 1 && suites[0] != NotProbed)
+        var probed = proxies.SelectMany(x => x.Suites).Where(x => x != NotProbed).Distinct().ToList();
+        var unprobed = proxies.Where(x => x.Suites.Contains(NotProbed)).Select(x => x.Scenario).ToList();
+        if (probed.Count == 0)
         {
-            md.AppendLine(CultureInfo.InvariantCulture, $"TLS from the load to the proxy: every proxy negotiated **{Format.Inline(suites[0])}** in every run.");
+            // Runs from before crank/wrk-job.sh's probe: nothing to compare, no table.
+            md.AppendLine("TLS from the load to the proxy: not probed (the load job recorded no `tls/*` figures).").AppendLine();
+            return;
+        }
+        if (probed.Count == 1)
+        {
+            md.AppendLine(unprobed.Count == 0
+                ? $"TLS from the load to the proxy: every proxy negotiated **{Format.Inline(probed[0])}** in every run."
+                : $"TLS from the load to the proxy: every run probed negotiated **{Format.Inline(probed[0])}**; some runs of {string.Join(", ", unprobed)} were not probed.");
         }
         else
         {
             md.AppendLine(CultureInfo.InvariantCulture,
-                $"**The proxies did not all negotiate the same TLS** from the load ({string.Join("; ", suites.Select(Format.Inline))}): their figures compare different work.");
+                $"**The proxies did not all negotiate the same TLS** from the load ({string.Join("; ", probed.Select(Format.Inline))}): their figures compare different work.");
         }
         md.AppendLine().AppendLine("| scenario | negotiated (protocol, cipher suite, group) | resumes a session |").AppendLine("|---|---|---|");
         foreach (var (scenario, scenarioSuites, resumed) in proxies)

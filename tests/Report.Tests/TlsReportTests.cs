@@ -71,6 +71,19 @@ public sealed class TlsReportTests : IDisposable
     }
 
     [Fact]
+    public void RunsFromBeforeTheProbeSayNotProbedAndWarnOfNothing()
+    {
+        Write("https", "nginx", 1, "https", "http", "plaintext", 10, 50, "");
+        Write("https", "llrp-llhttp", 1, "https", "http", "plaintext", 10, 50, "");
+
+        var markdown = Report("https");
+
+        Assert.Contains("TLS from the load to the proxy: not probed", markdown, StringComparison.Ordinal);
+        Assert.DoesNotContain("did not all negotiate", markdown, StringComparison.Ordinal);
+        Assert.DoesNotContain("| negotiated (protocol", markdown, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void TheTlsLayerIsEachScenarioWithTlsMinusWithoutPairedByRound()
     {
         // llrp-llhttp: CPU µs/request 10, 12 in cleartext; 15, 18 with TLS from the clients; 20, 22 with TLS on both sides.
