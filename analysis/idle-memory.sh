@@ -122,16 +122,17 @@ start_proxy() {
         --client "${1#llrp-}" > "$work/proxy.log" 2>&1 &
       ;;
     nginx)
-      # The crank template with room for the connections (its worker_connections counts both sides).
+      # The crank template (its tokens as crank/nginx-job.sh fills them) with one worker and no master process, as the
+      # benchmarks run it, and room for the connections (its worker_connections counts both sides).
       mkdir -p "$work/nginx"
-      sed -e "s|@LISTEN_ADDRESS@|127.0.0.1|g" -e "s|@LISTEN_PORT@|$port|g" \
+      local listen_ssl="" server_tls=""
+      [ "$tls" = 0 ] || { listen_ssl=" ssl"; server_tls="ssl_certificate $work/cert.pem; ssl_certificate_key $work/key.pem;"; }
+      sed -e "s|@LISTEN_ADDRESS@|127.0.0.1|g" -e "s|@LISTEN_PORT@|$port|g" -e "s|@LISTEN_SSL@|$listen_ssl|g" \
+          -e "s|@SERVER_TLS@|$server_tls|g" -e "s|@UPSTREAM_SCHEME@|http|g" -e "s|@UPSTREAM_TLS@||g" \
+          -e "s|@MASTER@|off|g" -e "s|@WORKERS@|1|g" \
           -e "s|^ *@SERVERS@$|        server 127.0.0.1:$ds_port;|" -e "s|@WORK_DIR@|$work/nginx|g" \
-          -e "s|worker_connections  1024;|worker_connections  $((count * 2 + 256));|" \
+          -e "s|worker_connections  *[0-9]*;|worker_connections  $((count * 2 + 256));|" \
           "$ROOT/crank/nginx/nginx.conf" > "$work/nginx/nginx.conf"
-      if [ "$tls" = 1 ]; then
-        sed -i -e "s|listen 127.0.0.1:$port;|listen 127.0.0.1:$port ssl;\n        ssl_certificate $work/cert.pem;\n        ssl_certificate_key $work/key.pem;|" \
-          "$work/nginx/nginx.conf"
-      fi
       /usr/sbin/nginx -p "$work/nginx/" -c "$work/nginx/nginx.conf" -e stderr > "$work/proxy.log" 2>&1 &
       ;;
     haproxy)
