@@ -35,10 +35,11 @@ internal static class Chart
         canvas.Clear(SKColors.White);
         for (var i = 0; i < panels.Length; i++)
         {
-            canvas.Save();
-            canvas.Translate(0, i * PanelHeight);
-            panels[i].Render(canvas, Width, PanelHeight);
-            canvas.Restore();
+            // Each panel on a surface of its own: a plot paints its background over the whole canvas it is given.
+            using var panelSurface = SKSurface.Create(new SKImageInfo(Width, PanelHeight));
+            panels[i].Render(panelSurface.Canvas, Width, PanelHeight);
+            using var panelImage = panelSurface.Snapshot();
+            canvas.DrawImage(panelImage, 0, i * PanelHeight);
         }
         using var image = surface.Snapshot();
         using var png = image.Encode(SKEncodedImageFormat.Png, 100);

@@ -10,6 +10,17 @@ using LLRP.Soak;
 // restarting the origin every --restart-every seconds, and samples the proxy every second. Bounded: it stops itself
 // after calibration + duration (+ the last responses' read timeout), and soak.sh runs it under `timeout` as well.
 
+// `Soak --chart DIR` draws DIR/soak.png again from DIR/samples.csv and DIR/summary.json (a finished soak's files).
+if (args is ["--chart", var chartDir])
+{
+    var rows = File.ReadAllLines(Path.Combine(chartDir, "samples.csv")).Skip(1).Select(Sample.FromCsv).ToList();
+    using var summaryJson = JsonDocument.Parse(File.ReadAllText(Path.Combine(chartDir, "summary.json")));
+    var restartTimes = summaryJson.RootElement.GetProperty("restarts").EnumerateArray().Select(r => r.GetDouble()).ToList();
+    var rate = summaryJson.RootElement.GetProperty("targetResponsesPerSecond").GetDouble();
+    Chart.Save(Path.Combine(chartDir, "soak.png"), rows, restartTimes, $"llhttp soak at {rate:F0} responses/s");
+    return 0;
+}
+
 var options = Options.Parse(args);
 if (options is null)
 {

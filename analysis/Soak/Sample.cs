@@ -31,6 +31,17 @@ internal sealed record Sample(
         double.IsNaN(CpuMicrosPerResponse) ? "" : CpuMicrosPerResponse.ToString("F1", CultureInfo.InvariantCulture),
         Restarting ? "1" : "0");
 
+    /// <summary>One line of samples.csv, as <see cref="ToCsv"/> wrote it.</summary>
+    public static Sample FromCsv(string line)
+    {
+        var f = line.Split(',');
+        double D(int i) => double.Parse(f[i], CultureInfo.InvariantCulture);
+        return new Sample(D(0), (long)D(1), (int)D(2), (int)D(3), D(4), (long)D(5), (long)D(6), (long)D(7), f[9] == "1")
+        {
+            CpuMicrosPerResponse = f[8].Length == 0 ? double.NaN : D(8),
+        };
+    }
+
     /// <summary>
     /// Reads /proc/PID: VmRSS and Threads from status, the entries of fd/, utime + stime from stat (clock ticks of
     /// USER_HZ, 100 on Linux x86-64). Null once the process is gone.
