@@ -55,7 +55,7 @@ public static class CommandLine
         new("shutdownTimeout", "30", "seconds a stop (SIGTERM, Ctrl+C) waits for exchanges in flight before aborting them (HostOptions.ShutdownTimeout's default)"),
         new("downstreamReceiveBuffer", "0", "llhttp: SO_RCVBUF in bytes for downstream connections; 0 keeps the kernel's autotuned buffer (as SocketsHttpHandler, nginx and HAProxy do); a set size fixes the receive window (docs/tcp-receive-window.md)"),
         new("downstreamShareAfter", "1", "llhttp without shareClients: seconds a client connection stays idle before its downstream connection goes to the shared idle pool (at most 1,024 per downstream)"),
-        new("idleTrimAfter", "5", "seconds without connections, requests or exchanges in flight after which the proxy gives back the buffers and heap a burst left (at most once per 16 MiB allocated); 0 is off"),
+        new("idleTrimAfter", "0.5", "seconds without connections, requests or exchanges in flight after which the proxy gives back the buffers and heap a burst left (at most once per 16 MiB allocated); 0 is off"),
         new("inlineScheduling", "true", "run each exchange on the socket engine's epoll thread (Kestrel UnsafePreferInlineScheduling + inline socket completions); unsafe with blocking code"),
         new("socketEngine", ProxyOptions.DefaultSocketEngine.ToString().ToLowerInvariant(), "client connections (Kestrel's transport) and llhttp's downstream connections: epoll (LLHttp's own engine; the default on Linux x86-64) or runtime (System.Net.Sockets; the default elsewhere)"),
         new("engineThreads", "processor count", "socketEngine=epoll: its loop threads, which run every exchange (as nginx's worker_processes or HAProxy's nbthread)"),
@@ -122,7 +122,7 @@ public static class CommandLine
         var healthCheckRise = Int(config, "healthCheckRise", 1, 1, 1000);
         var shutdownTimeout = Seconds(config, "shutdownTimeout", 30);
         var downstreamShareAfter = Seconds(config, "downstreamShareAfter", 1, allowZero: true);
-        var idleTrimAfter = Seconds(config, "idleTrimAfter", 5, allowZero: true);
+        var idleTrimAfter = Seconds(config, "idleTrimAfter", 0.5, allowZero: true);
         var inlineScheduling = Bool(config, "inlineScheduling", true);
         var socketEngine = ParseSocketEngine(config["socketEngine"]);
         // 1,024: far above any core count this runs on; a typo such as 40000 is refused rather than started.

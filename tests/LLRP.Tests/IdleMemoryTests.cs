@@ -135,6 +135,27 @@ public sealed class IdleMemoryTests(ITestOutputHelper output)
         }
     }
 
+    [Fact]
+    public async Task A_connection_idle_through_a_trim_serves_its_next_requests()
+    {
+        // The trim ends each idle connection's exchange loop and shares its downstream connection; the connection's next
+        // request starts a new loop and gets a downstream connection again, and the loop serves the requests after it.
+        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), ["--idleTrimAfter", "0.2"], unreachableDownstream: false);
+        using var client = await OpenWithOneRequestAsync(proxy.Url);
+        // More than a trim waits for, allocated after the exchange returned its arrays: the next idle sweep trims.
+        GC.KeepAlive(new byte[IdleTrim.DefaultMinAllocatedBytes + 1]);
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
+        while (ProxyBuffers.Bytes.RetainedCount > 0 && DateTime.UtcNow < deadline)
+        {
+            await Task.Delay(100);
+        }
+        Assert.Equal(0, ProxyBuffers.Bytes.RetainedCount);
+        for (var i = 0; i < 3; i++)
+        {
+            await RequestAsync(client);
+        }
+    }
+
     private static long LiveManagedBytes()
     {
         for (var i = 0; i < 2; i++)
@@ -149,8 +170,24 @@ public sealed class IdleMemoryTests(ITestOutputHelper output)
     private static async Task<Socket> OpenWithOneRequestAsync(Uri proxy)
     {
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        try
+        {
+            using var deadline = new CancellationTokenSource(Wire.Cap);
+            await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, proxy.Port), deadline.Token);
+            await RequestAsync(socket);
+            return socket;
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>One GET on the connection, its whole response read (200 with a Content-Length body).</summary>
+    private static async Task RequestAsync(Socket socket)
+    {
         using var deadline = new CancellationTokenSource(Wire.Cap);
-        await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, proxy.Port), deadline.Token);
         await socket.SendAsync("GET / HTTP/1.1\r\nHost: idle\r\n\r\n"u8.ToArray(), deadline.Token);
         var buffer = new byte[1024];
         var length = 0;
@@ -167,9 +204,11 @@ public sealed class IdleMemoryTests(ITestOutputHelper output)
             }
             Assert.StartsWith("HTTP/1.1 200", text);
             var declared = text[..end].Split("\r\n").First(l => l.StartsWith("Content-Length:", StringComparison.OrdinalIgnoreCase));
-            if (length >= end + 4 + int.Parse(declared["Content-Length:".Length..].Trim()))
+            var total = end + 4 + int.Parse(declared["Content-Length:".Length..].Trim());
+            if (length >= total)
             {
-                return socket;
+                Assert.Equal(total, length);
+                return;
             }
         }
     }

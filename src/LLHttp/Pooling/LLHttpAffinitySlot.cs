@@ -129,6 +129,20 @@ public sealed class LLHttpAffinitySlot : IDisposable
         }
     }
 
+    /// <summary>
+    /// Gives the held idle connection to the idle pool now, without waiting for the share time: the owner's memory trim
+    /// (LLRP's idle trim). Without an idle pool the connection stays (its idle timeout still closes it). Safe beside
+    /// GetAsync/Return.
+    /// </summary>
+    public void ShareIdle()
+    {
+        LLHttpConnection? held = Volatile.Read(ref _idle);
+        if (held is not null && _idlePool is not null && Interlocked.CompareExchange(ref _idle, null, held) == held)
+        {
+            _idlePool.Return(held);
+        }
+    }
+
     private bool IsExpired(LLHttpConnection connection, long now)
         => _options.PooledConnectionIdleTimeout != Timeout.InfiniteTimeSpan
         && _options.TimeProvider.GetElapsedTime(connection.LastUsedTimestamp, now) >= _options.PooledConnectionIdleTimeout;

@@ -310,6 +310,18 @@ internal sealed class ProxyConnection
         _waiting = what;
     }
 
+    /// <summary>
+    /// Called by <see cref="ProxyServer"/> right before its idle trim: a connection waiting for its next request lets its
+    /// forwarder give back what it keeps between exchanges (<see cref="IForwarder.ReleaseIdle"/>).
+    /// </summary>
+    internal void ReleaseIdle()
+    {
+        if (_waiting == Waiting.NextRequest)
+        {
+            _forwarder.ReleaseIdle();
+        }
+    }
+
     /// <summary>Called by <see cref="ProxyServer"/>'s deadline sweep: enforces whichever timeout applies now.</summary>
     internal void CheckDeadline(long now)
     {

@@ -30,6 +30,7 @@ internal sealed class ProxyServer : IDisposable
     private long _rejected;
     private volatile bool _stopping;
     private ExchangeFailureLog? _failures;
+    private ILogger? _connectionLog;
 
     public ProxyServer(ProxyOptions options, DownstreamSet downstreams, IForwarderFactory forwarders)
     {
@@ -56,8 +57,11 @@ internal sealed class ProxyServer : IDisposable
     public bool Stopping => _stopping;
 
     /// <summary>Where failed exchanges are logged (set once the host's logging exists; tests without it log nothing).</summary>
-    public void UseLogging(ILoggerFactory loggers) =>
+    public void UseLogging(ILoggerFactory loggers)
+    {
         _failures = new ExchangeFailureLog(loggers.CreateLogger("LLRP.Exchanges"), TimeProvider.System);
+        _connectionLog = loggers.CreateLogger("LLRP.Connections");
+    }
 
     /// <summary>Logs a failure the downstream side caused (rate-limited; see <see cref="ExchangeFailureLog"/>).</summary>
     public void ReportFailure(ProxyException failure, int answer, Uri? downstream)
@@ -93,6 +97,12 @@ internal sealed class ProxyServer : IDisposable
         {
             await connection.RunAsync();
         }
+        catch (Exception e) when (_connectionLog is not null)
+        {
+            // A bug, not a client or downstream failure (those end inside RunAsync): logged here because Kestrel's own
+            // category, which would log it, is off (ProxyHost). The connection closes as it would have.
+            _connectionLog.LogError(e, "Unhandled exception on connection {ConnectionId}.", context.ConnectionId);
+        }
         finally
         {
             _connections.TryRemove(connection, out _);
@@ -116,6 +126,11 @@ internal sealed class ProxyServer : IDisposable
                 var activity = Volatile.Read(ref _connectionCount) + Requests + Rejected;
                 if (_idleTrim.Observe(now, activity, busy, GC.GetTotalAllocatedBytes()))
                 {
+                    // What idle connections keep between exchanges first, so that the collection reclaims it too.
+                    foreach (var (connection, _) in _connections)
+                    {
+                        connection.ReleaseIdle();
+                    }
                     IdleTrim.TrimNow();
                 }
             }

@@ -22,4 +22,13 @@ internal interface IForwarder : IDisposable
     void OnIdle()
     {
     }
+
+    /// <summary>
+    /// Called right before the proxy's idle trim for a forwarder whose connection waits for its next request, on the
+    /// timer's thread (concurrently with the front end): give back now what is kept between exchanges, so the trim's
+    /// collection reclaims it. The next exchange may allocate it again.
+    /// </summary>
+    void ReleaseIdle()
+    {
+    }
 }

@@ -84,5 +84,8 @@ internal sealed class LLHttpDownstreamLease(DownstreamChoice choice, IReadOnlyDi
     /// <summary>Between requests: an idle affinity connection is closed after downstreamIdleTimeout.</summary>
     public void OnIdle() => _slot?.EvictExpired();
 
+    /// <summary>Right before the proxy's idle trim: the affinity slot's idle connection goes to the shared pool now.</summary>
+    public void ReleaseIdle() => _slot?.ShareIdle();
+
     public void Dispose() => _slot?.Dispose();
 }

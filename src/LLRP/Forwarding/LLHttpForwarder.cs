@@ -21,8 +21,11 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
     private const int SmallBodyLength = 4 * 1024;
     private const int BodyBufferLength = 16 * 1024;
 
-    // Created on the first exchange, so a connection that never sends a request costs one field.
-    private ExchangeSignals? _signals;
+    // The exchange loop's signals while the loop waits for an exchange; null while there is no loop (before the first
+    // exchange, or after ReleaseIdle ended it) or while an exchange is in flight. The one place a waiting loop is taken,
+    // by the next exchange or by ReleaseIdle/Dispose, which end it: so a connection that never sent a request, or one
+    // idle through a trim, keeps no loop.
+    private ExchangeSignals? _waitingLoop;
     // The exchange the loop runs next, handed over by ForwardAsync (one at a time).
     private Exchange? _exchange;
 
@@ -37,12 +40,14 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
     public ValueTask ForwardAsync(Exchange exchange)
     {
         _exchange = exchange;
-        if (_signals is null)
+        var signals = Interlocked.Exchange(ref _waitingLoop, null);
+        if (signals is null)
         {
-            _signals = new ExchangeSignals();
-            _ = RunExchangesAsync(_signals);
+            // The first exchange, or the first since ReleaseIdle ended the loop: a new loop, one box for all its exchanges.
+            signals = new ExchangeSignals();
+            _ = RunExchangesAsync(signals);
         }
-        return _signals.Start();
+        return signals.Start();
     }
 
     /// <summary>
@@ -187,6 +192,9 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
             {
                 ProxyBuffers.Bytes.Return(bodyBuffer);
             }
+            // Waiting again, so the next exchange or ReleaseIdle may take the loop: published before Complete, whose
+            // continuation may start the next exchange at once. A Stop that comes first ends the loop's next wait.
+            Volatile.Write(ref _waitingLoop, signals);
             signals.Complete(failure);
         }
     }
@@ -346,12 +354,23 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
 
     public void OnIdle() => lease.OnIdle();
 
+    /// <summary>
+    /// Right before the proxy's idle trim (<see cref="IdleTrim"/>): the exchange loop ends (its state machine, its task
+    /// and its signals become garbage the trim's collection reclaims; the next exchange starts a new loop, ~0.5 KiB
+    /// once per idle period) and the affinity slot's idle downstream connection goes to the shared pool now. Safe beside
+    /// an exchange that starts meanwhile: whichever takes the waiting loop first has it.
+    /// </summary>
+    public void ReleaseIdle()
+    {
+        Interlocked.Exchange(ref _waitingLoop, null)?.Stop();
+        lease.ReleaseIdle();
+    }
+
     public void Dispose()
     {
-        // The connection calls this once its last exchange completed, so the loop waits for a start: let it end.
-        var signals = _signals;
-        _signals = null;
-        signals?.Stop();
+        // The connection calls this once its last exchange completed, so a loop (unless ReleaseIdle ended it) waits for a
+        // start: let it end.
+        Interlocked.Exchange(ref _waitingLoop, null)?.Stop();
         lease.Dispose();
     }
 }

@@ -31,7 +31,12 @@ public static class ProxyHost
         // Downstreams taken out (Warning) and back in (Information).
         builder.Logging.AddFilter("LLRP.Balancing", LogLevel.Information);
         // --urls is served by explicit Listen calls, which Kestrel reports as "Overriding address(es)" at Warning.
-        builder.Logging.AddFilter("Microsoft.AspNetCore.Server.Kestrel", LogLevel.Error);
+        // Kestrel's own category is off and its subcategories (the trailing dot) keep Error: Kestrel opens a logging scope
+        // for every connection whenever its category logs at all, which costs each connection a scope, an
+        // ExecutionContext and its async-local map (~150 B while idle), and makes every await of the connection restore
+        // that context. The one error it would log there, a connection handler's unhandled exception, ProxyServer logs.
+        builder.Logging.AddFilter("Microsoft.AspNetCore.Server.Kestrel", LogLevel.None);
+        builder.Logging.AddFilter("Microsoft.AspNetCore.Server.Kestrel.", LogLevel.Error);
         // A failed start (a port in use) is reported by Program in one line; the host would log it again with its stack.
         builder.Logging.AddFilter("Microsoft.Extensions.Hosting.Internal.Host", LogLevel.None);
 

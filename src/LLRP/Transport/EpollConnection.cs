@@ -38,12 +38,14 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
     private readonly SocketReader _reader;
     private readonly SocketWriter _writer;
     private readonly CancellationTokenSource _closed = new();
-    private readonly TaskCompletionSource _closedFired = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    // Created only by a DisposeAsync that must wait for the queued ConnectionClosed callback, so an open connection
+    // holds none.
+    private TaskCompletionSource? _closedFired;
     private readonly Lock _shutdownLock = new();
     private IDictionary<object, object?>? _items;
     private volatile Exception? _shutdownReason;
     private bool _socketClosed;
-    // ConnectionClosed: 0 not fired, 1 queued to the thread pool, 2 fired by DisposeAsync.
+    // ConnectionClosed: 0 not fired, 1 queued to the thread pool, 2 fired by DisposeAsync, 3 fired by the queued callback.
     private int _closedState;
 
     public EpollConnection(Socket accepted, MemoryPool<byte> pool, bool inlineScheduling)
@@ -59,19 +61,12 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
         _reader = new SocketReader(this, _socket, inlineScheduling);
         _writer = new SocketWriter(this, _socket, inlineScheduling);
         Transport = this;
-
-        Features = new FeatureCollection();
-        Features.Set<IConnectionIdFeature>(this);
-        Features.Set<IConnectionTransportFeature>(this);
-        Features.Set<IConnectionItemsFeature>(this);
-        Features.Set<IConnectionLifetimeFeature>(this);
-        Features.Set<IConnectionEndPointFeature>(this);
-        Features.Set<IMemoryPoolFeature>(this);
     }
 
     public override string ConnectionId { get; set; }
 
-    public override IFeatureCollection Features { get; }
+    // The connection's own features answer from the connection itself (EpollConnection.Features.cs).
+    public override IFeatureCollection Features => this;
 
     public override IDictionary<object, object?> Items
     {
@@ -107,7 +102,14 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
         }
         else
         {
-            await _closedFired.Task.ConfigureAwait(false);
+            // The queued callback fires it. Publishing the wait and then reading the state, against the callback's setting
+            // the state and then reading the wait (each write a full fence): either this sees it fired, or it sees the wait.
+            var fired = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            Interlocked.Exchange(ref _closedFired, fired);
+            if (Volatile.Read(ref _closedState) != 3)
+            {
+                await fired.Task.ConfigureAwait(false);
+            }
         }
 
         _closed.Dispose();
@@ -154,7 +156,8 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
         ThreadPool.UnsafeQueueUserWorkItem(static connection =>
         {
             connection._closed.Cancel();
-            connection._closedFired.TrySetResult();
+            Interlocked.Exchange(ref connection._closedState, 3);
+            Volatile.Read(ref connection._closedFired)?.TrySetResult();
         }, this, preferLocal: false);
     }
 }
