@@ -1,0 +1,85 @@
+namespace LLRP.Runner;
+
+/// <summary>run-local's --help: the whole option reference (docs/options.md is generated from it).</summary>
+internal static class Help
+{
+    internal const string RunLocal = """
+        usage: crank/run-local.sh [options] [SCENARIO...]
+               crank/run-local.sh scaling|sweep|ab|ramp|comparisons [options]   the published comparisons (crank/comparisons.sh)
+               crank/run-local.sh fixed-rate (--max-rps N | --max-from DIR) [options]   open-loop latency at 25/50/75/90 % of a
+                          measured maximum (crank/fixedrate.sh)
+          SCENARIO        direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext
+                          llrp-yarp httpclientproxy yarp (default: every one that can run here)
+          --rounds N      interleaved rounds (default 3): round 1 runs A B C D, round 2 A D C B, round 3 C D A B, ...
+                          (analysis/Runner, Rounds.Order: no scenario always runs first, last or right after the same one)
+          --round-offset K  run round R in round R+K's order (default 0; analysis/sweep.sh runs one round per call and
+                          passes its round number - 1)
+          --duration S    measured seconds per run (default 15)
+          --warmup S      warm-up seconds before each measured run (default 20: see docs/methodology.md); for the
+                          .NET scenarios the minimum of an adaptive warm-up (--warmup-max)
+          --warmup-max S  .NET scenarios: keep warming up after --warmup until the proxy's JIT is quiet (at most
+                          --warm-jit methods compiled in 3 s), at most S seconds in all; a run that reaches S is
+                          flagged (default 60; 0 or <= --warmup: fixed warm-up)
+          --warm-jit N    the JIT is quiet at N methods or fewer in 3 s (default 2)
+          --connections C load connections (default 64: 2-core box, see README)
+          --load-threads T  wrk threads (default 1; benchmarks.yml's loadThreads; "--threads" was this before the proxies
+                          had a thread count, and is refused so that an old command line cannot change meaning silently)
+          --proxy-threads N  every proxy's threads or processes (benchmarks.yml's threads; default 1): nginx
+                          worker_processes, HAProxy nbthread, LLRP --engineThreads, DOTNET_PROCESSOR_COUNT for full YARP
+                          and HttpClientProxy (crank/README.md, "Equal threads")
+          --path P        request path, e.g. '/?s=1024' (default /)
+          --response-size N  the origin's body in bytes: path '/?s=N' (benchmarks.yml's responseSize; not with --path)
+          --request-body-size N  0 = GET (default); N = POST with an N-byte body (benchmarks.yml's requestBodySize)
+          --request-body-framing F  content-length (default) or chunked (wrk only)
+          --headers H     request header preset: plaintext (default), browser, handshake (plaintext with "Connection: close":
+                          a new connection, and with https a full TLS handshake, for every request), none (crank/lib-headers.sh)
+          --server-scheme S      http (default) or https: the load speaks TLS to the proxy (benchmarks.yml's serverScheme)
+          --downstream-scheme S  http (default) or https: the proxy speaks TLS to the origin (downstreamScheme). Every
+                          proxy and origin of the run presents one self-signed ECDSA P-256 certificate made for it
+                          (crank/tls-cert.sh, in the run's tls/ folder) and trusts only it downstream
+          --load L        wrk (default: closed loop, crank/wrk-job.sh) or fixedrate (open loop at --rate requests/s,
+                          crank/fixedrate-job.sh; fixed warm-up, no adaptive one). crank/fixedrate.sh runs it at 25/50/75/90 %
+                          of a measured maximum
+          --rate R        fixedrate: offered requests/s over all connections (benchmarks.yml's rate)
+          --json-dir DIR  where the JSON files go (default artifacts/crank/<date>-<time>)
+          Topology (default, without crank on one machine of 2+ CPUs: --pin-proxy --origin nginx, the README
+          headline's; with crank, --agents, --netns or 1 CPU: unpinned, Downstream as the origin):
+          --pin-proxy     taskset: the proxy alone on CPU 1, load generator and origin on CPU 0 (fallback only):
+                          the proxy has a core of its own, as on a machine of its own in crank's three-machine
+                          profile, and every proxy gets the same one core (nginx and HAProxy run one worker/thread)
+          --pin           taskset: load generator on CPU 0, proxy and origin on CPU 1 (fallback only)
+          --origin O      nginx (nginx as the origin, crank/nginx/origin.conf; fallback only): an origin that needs about
+                          two thirds of Downstream's CPU per request, so that with --pin-proxy the proxy, not the origin
+                          and wrk, is the bottleneck (docs/methodology.md, "The origin"); it answers GET / and /?s=N for
+                          N in 0 10 1024 65536 (another --path gets Downstream unless --origin nginx is given), or
+                          downstream (the Downstream app, Kestrel, benchmarks.yml's job)
+          --shared        the topology of the sittings before 2026-11-27 07:00: nothing pinned, Downstream as the
+                          origin (--pin, --pin-proxy or --origin given as well still apply)
+          --dry-run       print the plan (scenarios, each round's order, topology, expected time) and exit 0; nothing
+                          is installed, published or started
+          --own-sessions  start each job in a session (and scheduler autogroup) of its own, as run-local.sh did until
+                          2026-11-26 (fallback only; the default is one session, as crank's agent: docs/methodology.md)
+          --pgo | --nopgo run the proxy (application) with the "pgo" / "nopgo" environment (benchmarks.yml profiles)
+          --app-env K=V   extra environment variable for the proxy, e.g. shareClients=true (repeatable)
+          --proxy-port P / --downstream-port P   (defaults 8080 / 8081)
+          --steady-tolerance P   largest change of the proxy's CPU us/request between the two halves of the
+                          measured window for a run to count as steady, in percent (default 15)
+          --steady-jit-share P   largest share of a .NET proxy's CPU time in the measured window that its JIT may
+                          spend compiling for the run to count as steady, in percent (default 5)
+          --steady-retries N     run an unsteady run again, at most N more times (default 2); every attempt is
+                          logged and counted, the last one is kept
+          --fallback      do not use crank even if it is installed
+          --no-install    never call apt-get
+          --no-report     do not write report.md and the charts at the end
+          --variable NAME=VALUE  a benchmarks.yml variable (passed on to crank): serverAddress, serverListenAddress,
+                          downstreamAddress, downstreamListenAddress (default 127.0.0.1 / the target), maxErrors
+                          (default 0: a run with more bad responses + socket errors fails)
+          --agents load=URL,application=URL,downstream=URL  crank across three machines' agents with
+                          --profile multimachine; serverAddress and downstreamAddress have no default then
+          --netns load=NS,application=NS,downstream=NS  the fallback across network namespaces (crank/hosts.sh):
+                          each role's processes run in its namespace; the addresses have no default either
+        Writes <json-dir>/<scenario>.r<round>.json (crank --json shape), run.json, machine.txt, report.md
+        with PNG charts, and each run's logs under <json-dir>/logs/. Exit status: 0 if every run that was
+        attempted succeeded, 1 otherwise, 2 on bad usage.
+        """;
+}

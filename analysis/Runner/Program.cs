@@ -1,0 +1,50 @@
+using System.Globalization;
+
+namespace LLRP.Runner;
+
+/// <summary>Entry point. Subcommands:
+///   run-local [options] [SCENARIO...]   crank/run-local.sh (its --help has every option)
+///   sweep [options] [SCENARIO...]       analysis/sweep.sh (--help)
+///   ab-options [--summary] OUT NAME=... analysis/ab-options.sh (--help)
+///   order ROUND ITEM...                 the items in that round's interleaved order, one per line (for scripts)</summary>
+internal static class Program
+{
+    public static int Main(string[] args)
+    {
+        switch (args.FirstOrDefault())
+        {
+            case "run-local":
+                return RunLocal.Run(args[1..], RepositoryRoot());
+            case "sweep":
+                return Sweep.Run(args[1..], RepositoryRoot());
+            case "ab-options":
+                return AbOptions.Run(args[1..], RepositoryRoot());
+            case "order" when args.Length >= 2 && int.TryParse(args[1], NumberStyles.None, CultureInfo.InvariantCulture, out var round) && round >= 1:
+                foreach (var item in Rounds.Order(round, args[2..]))
+                {
+                    Console.Out.WriteLine(item);
+                }
+                return 0;
+            default:
+                Console.Error.WriteLine("runner: usage: Runner run-local|sweep [options] [SCENARIO...] | Runner ab-options [--summary] OUT NAME=... | Runner order ROUND ITEM... (ROUND >= 1)");
+                return 2;
+        }
+    }
+
+    /// <summary>The checkout this build belongs to (LLRP_ROOT, else the folder above the assembly that holds LLRP.slnx).</summary>
+    public static string RepositoryRoot()
+    {
+        if (Environment.GetEnvironmentVariable("LLRP_ROOT") is { Length: > 0 } root)
+        {
+            return Path.GetFullPath(root);
+        }
+        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
+        {
+            if (File.Exists(Path.Combine(dir.FullName, "LLRP.slnx")))
+            {
+                return dir.FullName;
+            }
+        }
+        throw new InvalidOperationException($"no LLRP.slnx above {AppContext.BaseDirectory}: set LLRP_ROOT");
+    }
+}
