@@ -28,6 +28,9 @@ public static class CommandLine
         new("urls", ProxyOptions.DefaultUrls, "listen addresses, ';'-separated http://IP:PORT or https://IP:PORT (localhost, * and + accepted)"),
         new("certificate", "", "https listeners: the server certificate, a PEM file (key in --certificateKey, or in the same file) or a PKCS#12 file"),
         new("certificateKey", "", "https listeners: the PEM private key of --certificate"),
+        new("protocols", "http1 (https: both)", "what the listeners speak: http1, h2 or http1,h2; on https ALPN chooses, on http h2 alone is prior-knowledge h2c and http1,h2 is told apart by the HTTP/2 preface"),
+        new("frontEnd", "raw", "HTTP/1.1 from clients: raw (LLRP's connection handler) or kestrel (Kestrel's own HTTP/1.1 and the HTTP/2 streams' application)"),
+        new("http2MaxConcurrentStreams", "100", "HTTP/2: streams a client connection may have open at once; more are refused (Kestrel's default)"),
         new("tlsHandshakeTimeout", "10", "seconds a client may take to complete its TLS handshake; then the connection closes (Kestrel's default)"),
         new("downstream", "(required)", "one or more http://HOST:PORT or https://HOST:PORT, ';'-separated; loadBalancing chooses among them"),
         new("downstreamTrust", "", "https downstreams: a PEM bundle of CA certificates trusted besides the system store"),
@@ -90,6 +93,15 @@ public static class CommandLine
         var urls = config["urls"] ?? ProxyOptions.DefaultUrls;
         // One value after another in a fixed order: of two bad values, the first read is the one reported.
         var listenEndPoints = ParseUrls(urls);
+        var protocols = ParseProtocols(config["protocols"]);
+        var frontEnd = ParseFrontEnd(config["frontEnd"]);
+        if (frontEnd == FrontEnd.Kestrel && protocols == ListenProtocols.Http1AndHttp2 && listenEndPoints.Any(l => !l.Tls))
+        {
+            // Kestrel serves one protocol on a cleartext listener (no ALPN); the raw front end tells them apart itself.
+            throw new OptionsException("--protocols http1,h2 on an http:// listener needs --frontEnd raw (Kestrel cannot serve both without TLS).");
+        }
+        // 1,000,000: far above what a client may usefully multiplex; 0 would refuse every stream.
+        var http2MaxConcurrentStreams = Int(config, "http2MaxConcurrentStreams", 100, 1, 1_000_000);
         var tls = new TlsOptions
         {
             ServerCertificate = LoadServerCertificate(config, listenEndPoints),
@@ -152,6 +164,9 @@ public static class CommandLine
             },
             Urls = urls,
             ListenEndPoints = listenEndPoints,
+            Protocols = protocols,
+            FrontEnd = frontEnd,
+            Http2MaxConcurrentStreams = http2MaxConcurrentStreams,
             Tls = tls,
             Client = client,
             ShareClients = shareClients,
@@ -183,6 +198,38 @@ public static class CommandLine
         "httpclient-httpcontext" or "httpclientwithcontext" => ClientKind.HttpClientWithContext,
         "yarp" => ClientKind.Yarp,
         _ => throw new OptionsException($"--client '{value}' is not one of llhttp, httpclient, httpclient-httpcontext, yarp."),
+    };
+
+    /// <summary>http1, h2 or http1,h2 (either order, case-insensitive); null when not given (each listener's default).</summary>
+    public static ListenProtocols? ParseProtocols(string? value)
+    {
+        if (string.IsNullOrWhiteSpace(value))
+        {
+            return null;
+        }
+        ListenProtocols protocols = 0;
+        foreach (var part in value.Split(',', StringSplitOptions.TrimEntries))
+        {
+            var one = part.ToLowerInvariant() switch
+            {
+                "http1" => ListenProtocols.Http1,
+                "h2" => ListenProtocols.Http2,
+                _ => (ListenProtocols)0,
+            };
+            if (one == 0 || (protocols & one) != 0)
+            {
+                throw new OptionsException($"--protocols '{value}' is not one of http1, h2, http1,h2.");
+            }
+            protocols |= one;
+        }
+        return protocols;
+    }
+
+    public static FrontEnd ParseFrontEnd(string? value) => value?.Trim().ToLowerInvariant() switch
+    {
+        null or "" or "raw" => FrontEnd.Raw,
+        "kestrel" => FrontEnd.Kestrel,
+        _ => throw new OptionsException($"--frontEnd '{value}' is not one of raw, kestrel."),
     };
 
     public static LLHttpSocketEngine ParseSocketEngine(string? value) => value?.Trim().ToLowerInvariant() switch

@@ -37,6 +37,31 @@ public sealed class ProxyOptions
     /// <summary>TLS on either side: the listeners' certificate and handshake timeout, and what downstreams are trusted.</summary>
     public TlsOptions Tls { get; init; } = new();
 
+    // Not given: each listener's default (ProtocolsOf).
+    public ListenProtocols? Protocols { get; init; }
+
+    // The raw handler by default: it is what LLRP measures; kestrel adds Kestrel's HTTP/1.1 layer for the layer table.
+    public FrontEnd FrontEnd { get; init; } = FrontEnd.Raw;
+
+    // Kestrel's Http2Limits.MaxStreamsPerConnection default (100), which is also the least RFC 9113 §6.5.2 recommends a
+    // server allow; nginx's http2_max_concurrent_streams is 128.
+    public int Http2MaxConcurrentStreams { get; init; } = 100;
+
+    /// <summary>
+    /// What <paramref name="endPoint"/> speaks: --protocols, or by default HTTP/1.1 and HTTP/2 on https:// (ALPN chooses,
+    /// as browsers and h2load expect) and HTTP/1.1 on http:// (h2c is only ever asked for explicitly).
+    /// </summary>
+    public ListenProtocols ProtocolsOf(ListenEndPoint endPoint) =>
+        Protocols ?? (endPoint.Tls ? ListenProtocols.Http1AndHttp2 : ListenProtocols.Http1);
+
+    public static string Name(ListenProtocols? protocols) => protocols switch
+    {
+        null => "default",
+        ListenProtocols.Http1 => "http1",
+        ListenProtocols.Http2 => "h2",
+        _ => "http1,h2",
+    };
+
     public ClientKind Client { get; init; } = ClientKind.LLHttp;
 
     // "shareClients*" keep the original LLRP's names so crank's --application.environmentVariables works.
@@ -134,7 +159,8 @@ public sealed class ProxyOptions
             $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
             $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s downstreamReceiveBuffer={DownstreamReceiveBuffer} downstreamShareAfter={DownstreamShareAfter.TotalSeconds}s idleTrimAfter={IdleTrimAfter.TotalSeconds}s inlineScheduling={InlineScheduling} socketEngine={SocketEngine.ToString().ToLowerInvariant()} engineThreads={EngineThreads} " +
             $"loadBalancing={Balancing.LoadBalancing} passiveHealthReactivationPeriod={Balancing.PassiveHealthReactivationPeriod.TotalSeconds}s " +
-            $"{DescribeHealthChecks()} shutdownTimeout={ShutdownTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s");
+            $"{DescribeHealthChecks()} shutdownTimeout={ShutdownTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s " +
+            $"protocols={Name(Protocols)} frontEnd={FrontEnd.ToString().ToLowerInvariant()} http2MaxConcurrentStreams={Http2MaxConcurrentStreams}");
 
     private string DescribeHealthChecks() => Balancing.HealthCheckPath.Length == 0
         ? "healthCheckPath=(off)"

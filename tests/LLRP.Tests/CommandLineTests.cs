@@ -25,6 +25,9 @@ public sealed class CommandLineTests
         { "downstream", "ftp://127.0.0.1:1", "is not an http://HOST:PORT or https://HOST:PORT address (paths and queries are not supported)" },
         { "downstreamTrust", "/nonexistent/ca.pem", "does not exist" },
         { "client", "nginx", "is not one of llhttp, httpclient, httpclient-httpcontext, yarp" },
+        { "protocols", "h3", "is not one of http1, h2, http1,h2" },
+        { "frontEnd", "nginx", "is not one of raw, kestrel" },
+        { "http2MaxConcurrentStreams", "0", "is not a whole number from 1 to 1000000" },
         { "shareClients", "yes", "is not true or false" },
         { "shareClients.roundRobin", "2", "is not true or false" },
         { "shareClients.count", "0", "is not a whole number from 1 to 4096" },
@@ -91,6 +94,9 @@ public sealed class CommandLineTests
           --urls                             http://127.0.0.1:8080  listen addresses, ';'-separated http://IP:PORT or https://IP:PORT (localhost, * and + accepted)
           --certificate                                             https listeners: the server certificate, a PEM file (key in --certificateKey, or in the same file) or a PKCS#12 file
           --certificateKey                                          https listeners: the PEM private key of --certificate
+          --protocols                        http1 (https: both)    what the listeners speak: http1, h2 or http1,h2; on https ALPN chooses, on http h2 alone is prior-knowledge h2c and http1,h2 is told apart by the HTTP/2 preface
+          --frontEnd                         raw                    HTTP/1.1 from clients: raw (LLRP's connection handler) or kestrel (Kestrel's own HTTP/1.1 and the HTTP/2 streams' application)
+          --http2MaxConcurrentStreams        100                    HTTP/2: streams a client connection may have open at once; more are refused (Kestrel's default)
           --tlsHandshakeTimeout              10                     seconds a client may take to complete its TLS handshake; then the connection closes (Kestrel's default)
           --downstream                       (required)             one or more http://HOST:PORT or https://HOST:PORT, ';'-separated; loadBalancing chooses among them
           --downstreamTrust                                         https downstreams: a PEM bundle of CA certificates trusted besides the system store
@@ -217,7 +223,8 @@ public sealed class CommandLineTests
     {
         var bare = CommandLine.Read(Configuration(new() { ["downstream"] = Downstream }));
         var settings = new Dictionary<string, string?> { ["downstream"] = Downstream };
-        foreach (var option in CommandLine.Known.Where(o => o.Name != "downstream"))
+        // protocols' default depends on each listener's scheme: checked on its own below.
+        foreach (var option in CommandLine.Known.Where(o => o.Name is not "downstream" and not "protocols"))
         {
             settings[option.Name] = option.Default == "processor count" ? $"{Environment.ProcessorCount}" : option.Default;
         }
@@ -227,6 +234,33 @@ public sealed class CommandLineTests
         Assert.Equal(bare.Describe(), spelledOut.Describe());
         Assert.Equal(bare.Urls, spelledOut.Urls);
         Assert.Equal(bare.ListenEndPoints, spelledOut.ListenEndPoints);
+        Assert.Null(bare.Protocols);
+        Assert.Equal(ListenProtocols.Http1, bare.ProtocolsOf(new ListenEndPoint(new IPEndPoint(IPAddress.Loopback, 80), Tls: false)));
+        Assert.Equal(ListenProtocols.Http1AndHttp2, bare.ProtocolsOf(new ListenEndPoint(new IPEndPoint(IPAddress.Loopback, 443), Tls: true)));
+    }
+
+    [Theory]
+    [InlineData("http1", ListenProtocols.Http1)]
+    [InlineData("h2", ListenProtocols.Http2)]
+    [InlineData("http1,h2", ListenProtocols.Http1AndHttp2)]
+    [InlineData("H2, HTTP1", ListenProtocols.Http1AndHttp2)]
+    public void Protocols_take_http1_h2_or_both(string value, ListenProtocols expected) =>
+        Assert.Equal(expected, CommandLine.ParseProtocols(value));
+
+    [Theory]
+    [InlineData("h2,h2")]
+    [InlineData("http1,")]
+    [InlineData("http2")]
+    public void Protocols_refuse_repeats_and_unknown_names(string value) =>
+        Assert.Equal($"--protocols '{value}' is not one of http1, h2, http1,h2.", Assert.Throws<OptionsException>(() => CommandLine.ParseProtocols(value)).Message);
+
+    [Fact]
+    public async Task Both_protocols_on_a_cleartext_listener_with_kestrel_as_front_end_is_one_line_and_exit_2()
+    {
+        var result = await ProgramRun.RunAsync(["--downstream", Downstream, "--protocols", "http1,h2", "--frontEnd", "kestrel"]);
+
+        Assert.True(result.ExitCode == 2, result.ToString());
+        Assert.Equal(["LLRP: --protocols http1,h2 on an http:// listener needs --frontEnd raw (Kestrel cannot serve both without TLS)."], result.Errors);
     }
 
     [Theory]

@@ -136,10 +136,10 @@ public sealed class TlsTests
     [Fact]
     public async Task No_client_certificate_is_asked_for()
     {
-        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), [], unreachableDownstream: false, tls: true);
+        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), ["--protocols", "http1"], unreachableDownstream: false, tls: true);
         var asked = false;
         var options = TestCertificates.ClientOptions("localhost");
-        // Offered both: the listener speaks HTTP/1.1 only, and ALPN must say so.
+        // Offered both: the listener speaks HTTP/1.1 only (--protocols http1), and ALPN must say so.
         options.ApplicationProtocols = [SslApplicationProtocol.Http2, SslApplicationProtocol.Http11];
         options.LocalCertificateSelectionCallback = (_, _, _, _, issuers) =>
         {

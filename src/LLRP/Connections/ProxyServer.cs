@@ -22,6 +22,9 @@ internal sealed class ProxyServer : IDisposable
     internal static readonly TimeSpan DeadlineSweepInterval = TimeSpan.FromMilliseconds(50);
 
     private readonly ConcurrentDictionary<ProxyConnection, byte> _connections = new();
+    // Exchanges in flight of the front ends that run several per connection (HTTP/2 streams, Kestrel's HTTP/1.1): the
+    // sweep keeps their deadlines as it keeps the raw connections'.
+    private readonly ConcurrentDictionary<Exchange, byte> _streams = new();
     private readonly IForwarderFactory _forwarders;
     private readonly Timer _deadlineSweep;
     private readonly IdleTrim _idleTrim;
@@ -80,7 +83,20 @@ internal sealed class ProxyServer : IDisposable
     public int BeginStopping()
     {
         _stopping = true;
-        return _connections.Keys.Count(c => c.InExchange);
+        return _connections.Keys.Count(c => c.InExchange) + _streams.Count;
+    }
+
+    /// <summary>A front end other than the raw connection's starts <paramref name="exchange"/>: the sweep keeps its deadline.</summary>
+    public void Track(Exchange exchange) => _streams.TryAdd(exchange, 0);
+
+    /// <summary>The exchange <see cref="Track"/> was given has ended.</summary>
+    public void Untrack(Exchange exchange) => _streams.TryRemove(exchange, out _);
+
+    /// <summary>A forwarder for a front end's exchange slot, numbered as a connection is (HttpContext's ConnectionId).</summary>
+    public IForwarder CreateForwarder(DownstreamChoice choice, out int index)
+    {
+        index = Interlocked.Increment(ref _connectionCount) - 1;
+        return _forwarders.Create(choice, index);
     }
 
     public void CountRequest() => Interlocked.Increment(ref _requests);
@@ -117,6 +133,14 @@ internal sealed class ProxyServer : IDisposable
         {
             connection.CheckDeadline(now);
             busy |= connection.InExchange;
+        }
+        foreach (var (exchange, _) in _streams)
+        {
+            busy = true;
+            if (exchange.IsPastDeadline(now))
+            {
+                exchange.Expire();
+            }
         }
         // Timer callbacks may overlap (a trim's collection takes longer than the interval): one looks, the others skip.
         if (Monitor.TryEnter(_idleTrim))

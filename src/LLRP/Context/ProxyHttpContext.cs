@@ -40,6 +40,9 @@ internal sealed class ProxyHttpContext
     public bool IsAborted => _lifetime.IsAborted;
 
     /// <summary>Resets the context for <paramref name="exchange"/>, the request in flight on its connection.</summary>
+    // The Via value of the exchange's head (the version the client spoke; HTTP/2 streams are forwarded as HTTP/1.1).
+    private string _via = "1.1 llrp";
+
     public HttpContext Start(Exchange exchange)
     {
         _features.Reset();
@@ -47,6 +50,7 @@ internal sealed class ProxyHttpContext
         _lifetime.Start(exchange);
         _request.Start(exchange);
         _response.Reset(exchange);
+        _via = exchange.Head.ViaText;
         return HttpContext;
     }
 
@@ -56,7 +60,7 @@ internal sealed class ProxyHttpContext
     /// </summary>
     public void AddProxyFields(System.Net.Http.Headers.HttpRequestHeaders headers)
     {
-        headers.TryAddWithoutValidation("Via", HttpProtocol.IsHttp10(_request.Protocol) ? "1.0 llrp" : "1.1 llrp");
+        headers.TryAddWithoutValidation("Via", _via);
         headers.TryAddWithoutValidation("X-Forwarded-For", _connection.ForwardedFor);
         if (_request.Scheme == "https")
         {

@@ -52,7 +52,7 @@ internal sealed class Exchange : IDisposable
     public ResponseWriter Response { get; }
 
     /// <summary>The client's address as ASCII, for X-Forwarded-For.</summary>
-    public byte[] ForwardedFor { get; }
+    public byte[] ForwardedFor { get; private set; }
 
     public int ConnectionIndex { get; }
 
@@ -60,7 +60,17 @@ internal sealed class Exchange : IDisposable
     /// The client spoke TLS to the proxy: every variant adds "X-Forwarded-Proto: https" (the de facto field nginx's
     /// $scheme and HAProxy's ssl_fc set), so the downstream can tell an https request from a cleartext one.
     /// </summary>
-    public bool Tls { get; }
+    public bool Tls { get; private set; }
+
+    /// <summary>
+    /// A front end that lends one exchange to requests of several connections (a stream slot) names the client of the
+    /// next one: its address for X-Forwarded-For and whether it spoke TLS.
+    /// </summary>
+    public void Rebind(byte[] forwardedFor, bool tls)
+    {
+        ForwardedFor = forwardedFor;
+        Tls = tls;
+    }
 
     /// <summary>Cancelled when the deadline expires or the client goes away; every downstream wait uses it.</summary>
     public CancellationToken Aborted => _abort.Token;

@@ -8,7 +8,6 @@ using LLRP.Errors;
 using LLRP.Exchanges;
 using LLRP.Http1;
 using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
-using KestrelVersion = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion;
 
 namespace LLRP.Forwarding;
 
@@ -75,7 +74,7 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
                 request.Content?.Headers.TryAddWithoutValidation(name, value);
             }
         }
-        headers.TryAddWithoutValidation("Via", head.Version == KestrelVersion.Http10 ? "1.0 llrp" : "1.1 llrp");
+        headers.TryAddWithoutValidation("Via", head.ViaText);
         headers.TryAddWithoutValidation("X-Forwarded-For", Encoding.ASCII.GetString(exchange.ForwardedFor));
         if (exchange.Tls)
         {

@@ -5,6 +5,7 @@ using LLRP.Balancing;
 using LLRP.Connections;
 using LLRP.Diagnostics;
 using LLRP.Forwarding;
+using LLRP.KestrelHttp;
 using LLRP.Transport;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Connections;
@@ -58,21 +59,41 @@ public static class ProxyHost
         var downstreams = new DownstreamSet(options.Balancing);
         var server = new ProxyServer(options, downstreams, ForwarderFactory.Create(options, downstreams));
         builder.Services.AddSingleton(server);
+        var kestrelHttp = KestrelFrontEnd.IsUsed(options) ? new StreamApplication(server) : null;
         builder.WebHost.UseKestrel(k =>
         {
             k.AddServerHeader = false;
+            if (kestrelHttp is not null)
+            {
+                KestrelFrontEnd.Configure(k, options);
+            }
             foreach (var endPoint in options.ListenEndPoints)
             {
                 k.Listen(endPoint.EndPoint, listen =>
                 {
+                    var protocols = options.ProtocolsOf(endPoint);
+                    // Before the TLS middleware, which offers these by ALPN.
+                    listen.Protocols = KestrelFrontEnd.KestrelProtocols(protocols, endPoint.Tls);
                     if (endPoint.Tls)
                     {
                         ServerTls.Use(listen, options);
                     }
-                    listen.Use(_ => server.OnConnectionAsync);
+                    if (protocols == ListenProtocols.Http1 && options.FrontEnd == FrontEnd.Raw)
+                    {
+                        // HTTP/1.1 only: the raw connection handler, nothing in front of it.
+                        listen.Use(_ => server.OnConnectionAsync);
+                    }
+                    else
+                    {
+                        listen.Use(KestrelFrontEnd.Route(server, protocols, endPoint.Tls));
+                    }
                 });
             }
         });
+        if (kestrelHttp is not null)
+        {
+            KestrelFrontEnd.UseApplication(builder.Services, kestrelHttp);
+        }
 
         if (options.SocketEngine == LLHttpSocketEngine.Epoll)
         {
@@ -96,6 +117,7 @@ public static class ProxyHost
         app.Lifetime.ApplicationStopped.Register(() =>
         {
             report.Dispose();
+            kestrelHttp?.Dispose();
             server.Dispose();
             var summary = report.Summary();
             Console.Out.Write(report.Block());

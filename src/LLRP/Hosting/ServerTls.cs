@@ -5,15 +5,14 @@ using Microsoft.AspNetCore.Server.Kestrel.Https;
 namespace LLRP.Hosting;
 
 /// <summary>
-/// TLS termination for https:// listeners: Kestrel's TLS connection middleware in front of the raw connection handler,
-/// which then reads and writes plaintext as on a cleartext listener.
+/// TLS termination for https:// listeners: Kestrel's TLS connection middleware in front of the raw connection handler
+/// (or of Kestrel's HTTP/2, docs/http2.md), which then reads and writes plaintext as on a cleartext listener.
 /// </summary>
 internal static class ServerTls
 {
     public static void Use(Microsoft.AspNetCore.Server.Kestrel.Core.ListenOptions listen, ProxyOptions options)
     {
-        // ALPN offers http/1.1 only: the connection handler speaks HTTP/1.1.
-        listen.Protocols = HttpProtocols.Http1;
+        // ALPN offers the listener's Protocols, set by the caller before this (--protocols: http/1.1, h2 or both).
         listen.UseHttps(new HttpsConnectionAdapterOptions
         {
             ServerCertificate = options.Tls.ServerCertificate,

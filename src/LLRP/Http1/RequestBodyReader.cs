@@ -18,9 +18,13 @@ internal sealed class RequestBodyReader
         Done,
         ContentLength,
         Chunked,
+        /// <summary>A body Kestrel de-framed (an HTTP/2 stream's DATA frames, Kestrel's HTTP/1.1): it ends with the input.</summary>
+        UntilEnd,
     }
 
-    private readonly PipeReader _input;
+    private PipeReader _input;
+    // The input is a body Kestrel already de-framed (Bind), not the client connection's bytes.
+    private bool _deframed;
     private readonly RequestLimits _limits;
     private readonly Func<ValueTask> _sendContinue;
     private State _state;
@@ -35,6 +39,17 @@ internal sealed class RequestBodyReader
         _input = input;
         _limits = limits;
         _sendContinue = sendContinue;
+    }
+
+    /// <summary>
+    /// The next exchange's body comes from <paramref name="input"/>, a request body Kestrel has de-framed (an HTTP/2
+    /// stream's, or its HTTP/1.1 front end's) and checked against its Content-Length (RFC 9113 §8.1.1): a chunked
+    /// framing of the head means "until the input ends". Kestrel answers 100 (Continue) itself when the body is read.
+    /// </summary>
+    public void Bind(PipeReader input)
+    {
+        _input = input;
+        _deframed = true;
     }
 
     /// <summary>The whole body has been read, so the next request on the connection starts where this one ended.</summary>
@@ -56,11 +71,11 @@ internal sealed class RequestBodyReader
         // Each chunk-size line is capped by the decoder (MaxChunkLineLength), so the whole body's extensions need no
         // budget of their own; the trailer section gets the header section's (RFC 9112 §7.1.2 fields are header-like).
         _chunked.Reset(maxExtensionBytes: int.MaxValue, maxTrailerBytes: _limits.MaxRequestHeadersTotalSize);
-        _continuePending = head.ExpectContinue;
+        _continuePending = head.ExpectContinue && !_deframed;
         (_state, _remaining) = head.Framing switch
         {
             BodyFraming.ContentLength when head.ContentLength > 0 => (State.ContentLength, head.ContentLength),
-            BodyFraming.Chunked => (State.Chunked, 0L),
+            BodyFraming.Chunked => (_deframed ? State.UntilEnd : State.Chunked, 0L),
             _ => (State.Done, 0L),
         };
     }
@@ -83,10 +98,14 @@ internal sealed class RequestBodyReader
         while (true)
         {
             _awaitingClient = true;
-            var result = await _input.ReadAsync(cancellationToken);
+            var result = _deframed ? await ReadDeframedAsync(cancellationToken) : await _input.ReadAsync(cancellationToken);
             _awaitingClient = false;
             var buffer = result.Buffer;
             var copied = Decode(ref buffer, destination.Span);
+            if (_state == State.UntilEnd && buffer.IsEmpty && result.IsCompleted)
+            {
+                _state = State.Done;
+            }
             _input.AdvanceTo(buffer.Start, _state == State.Done || copied > 0 ? buffer.Start : buffer.End);
             if (copied > 0 || _state == State.Done)
             {
@@ -103,11 +122,33 @@ internal sealed class RequestBodyReader
         }
     }
 
+    // Kestrel's body reader fails when the stream was reset or the body broke its rules (more or less DATA than the
+    // Content-Length, RFC 9113 §8.1.1; a body over its limit): the client's failure, never the downstream's.
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<ReadResult> ReadDeframedAsync(CancellationToken cancellationToken)
+    {
+        try
+        {
+            return await _input.ReadAsync(cancellationToken);
+        }
+        catch (Exception e) when (e is not OperationCanceledException)
+        {
+            throw new ProxyException(e is Microsoft.AspNetCore.Http.BadHttpRequestException ? ProxyError.BadRequest : ProxyError.ClientGone,
+                "The client's request body failed.", e);
+        }
+    }
+
     /// <summary>Decodes as much as <paramref name="buffer"/> holds; on return <paramref name="buffer"/> starts at the first unconsumed byte.</summary>
     private int Decode(ref ReadOnlySequence<byte> buffer, Span<byte> destination)
     {
         int copied;
-        if (_state == State.ContentLength)
+        if (_state == State.UntilEnd)
+        {
+            copied = (int)Math.Min(destination.Length, buffer.Length);
+            buffer.Slice(0, copied).CopyTo(destination);
+            buffer = buffer.Slice(copied);
+        }
+        else if (_state == State.ContentLength)
         {
             copied = (int)Math.Min(Math.Min(_remaining, destination.Length), buffer.Length);
             buffer.Slice(0, copied).CopyTo(destination);

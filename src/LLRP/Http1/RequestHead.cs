@@ -65,7 +65,10 @@ internal sealed class RequestHead
     private long _declaredLength = -1;
 
     /// <summary>RFC 9110 §7.6.3: the Via value for the forwarded request, naming the protocol version the client used.</summary>
-    public ReadOnlySpan<byte> ViaValue => Version == HttpVersion.Http10 ? "1.0 llrp"u8 : "1.1 llrp"u8;
+    public ReadOnlySpan<byte> ViaValue => Version == HttpVersion.Http10 ? "1.0 llrp"u8 : Http2 ? "2 llrp"u8 : "1.1 llrp"u8;
+
+    /// <summary><see cref="ViaValue"/> for the clients that take fields as strings.</summary>
+    public string ViaText => Version == HttpVersion.Http10 ? "1.0 llrp" : Http2 ? "2 llrp" : "1.1 llrp";
 
     public ReadOnlySpan<byte> MethodBytes => _buffer.AsSpan(0, _methodLength);
     /// <summary>origin-form (path and query) or "*"; never absolute-form.</summary>
@@ -215,7 +218,7 @@ internal sealed class RequestHead
         HeaderCount = 0;
         Framing = BodyFraming.None;
         ContentLength = 0;
-        ExpectContinue = ClientWantsClose = false;
+        ExpectContinue = ClientWantsClose = Http2 = false;
         Method = KestrelMethod.None;
         Version = HttpVersion.Unknown;
     }
@@ -223,17 +226,101 @@ internal sealed class RequestHead
     // Called by the parser adapter for the request line (method, target up to the end of the query, version).
     internal void OnStartLine(HttpVersionAndMethod versionAndMethod, TargetOffsetPathLength target, Span<byte> startLine)
     {
+        // startLine runs from the method to the end of the target; then one SP, "HTTP/1.x" and CRLF (RFC 9112 §3).
+        RequestLineLength = startLine.Length + 11;
+        StartLine(versionAndMethod.Method, versionAndMethod.Version, startLine[..versionAndMethod.MethodEnd], startLine[target.Offset..]);
+    }
+
+    /// <summary>
+    /// The head of a request Kestrel parsed itself (an HTTP/2 stream's pseudo-header fields, or Kestrel's HTTP/1.1 front
+    /// end): the method and target go through the same checks as a request line the proxy parses, then each field through
+    /// <see cref="AddField"/>, then <see cref="CompleteFields"/>. <paramref name="version"/> is the version the request is
+    /// held to and forwarded as: HTTP/1.1 for an HTTP/2 stream (RFC 9113 §8.3.1 maps it to an HTTP/1.1 request).
+    /// </summary>
+    internal void StartParsed(ReadOnlySpan<byte> method, ReadOnlySpan<byte> target, HttpVersion version, bool http2)
+    {
+        Http2 = http2;
+        _inRequestLine = false;
+        // As the forwarded request line: method, SP, target, SP, "HTTP/1.1", CRLF.
+        RequestLineLength = method.Length + target.Length + 11;
+        if (target.IsEmpty)
+        {
+            ProxyThrow.BadRequest("Empty request-target.");
+        }
+        StartLine(KnownMethod(method), version, method, target);
+    }
+
+    /// <summary>A field of a request Kestrel parsed: the same checks and limits as a field line the proxy parses.</summary>
+    internal void AddField(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
+        // The field line it would be: name, ": ", value, CRLF.
+        _headerBytes += name.Length + value.Length + 4;
+        if (_headerBytes > _limits.MaxRequestHeadersTotalSize)
+        {
+            ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Request header fields too large.");
+        }
+        if (Http2)
+        {
+            CheckHttp2Field(name, value);
+        }
+        OnHeader(name, value);
+    }
+
+    // RFC 9113 §8.2.2: a request with a connection-specific field (Connection, Keep-Alive, Proxy-Connection,
+    // Transfer-Encoding, Upgrade) or a TE other than "trailers" is malformed. Kestrel refuses them too; the proxy holds
+    // the rule itself, since an HTTP/1.1 downstream would act on Transfer-Encoding.
+    private static void CheckHttp2Field(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
+        var kind = FieldNames.Classify(name);
+        var te = kind == HeaderKind.HopByHop && name.Length == 2;
+        if (kind is HeaderKind.Connection or HeaderKind.TransferEncoding ||
+            (kind == HeaderKind.HopByHop && !(te && Ascii.EqualsIgnoreCase(value, "trailers"u8))))
+        {
+            ProxyThrow.BadRequest("Connection-specific field in an HTTP/2 request.");
+        }
+    }
+
+    /// <summary>
+    /// The fields of a request Kestrel parsed are all there. Kestrel de-framed its body: <paramref name="hasBody"/> says
+    /// whether one follows. A body without Content-Length (an HTTP/2 stream's DATA frames, RFC 9113 §8.1) is forwarded
+    /// chunked, as HTTP/1.1 frames a body of unknown length (RFC 9112 §7.1).
+    /// </summary>
+    internal void CompleteFields(bool hasBody)
+    {
+        OnHeadersComplete();
+        // GET, HEAD and TRACE get no body (the rule above): an empty DATA frame after their HEADERS is no content.
+        if (hasBody && Framing == BodyFraming.None && Method is not (KestrelMethod.Get or KestrelMethod.Head or KestrelMethod.Trace))
+        {
+            Framing = BodyFraming.Chunked;
+        }
+    }
+
+    /// <summary>The request came as an HTTP/2 stream (RFC 9110 §7.6.3: the Via it is forwarded with says "2").</summary>
+    public bool Http2 { get; private set; }
+
+    private static KestrelMethod KnownMethod(ReadOnlySpan<byte> method) => method switch
+    {
+        _ when method.SequenceEqual("GET"u8) => KestrelMethod.Get,
+        _ when method.SequenceEqual("HEAD"u8) => KestrelMethod.Head,
+        _ when method.SequenceEqual("POST"u8) => KestrelMethod.Post,
+        _ when method.SequenceEqual("PUT"u8) => KestrelMethod.Put,
+        _ when method.SequenceEqual("DELETE"u8) => KestrelMethod.Delete,
+        _ when method.SequenceEqual("CONNECT"u8) => KestrelMethod.Connect,
+        _ when method.SequenceEqual("OPTIONS"u8) => KestrelMethod.Options,
+        _ when method.SequenceEqual("TRACE"u8) => KestrelMethod.Trace,
+        _ when method.SequenceEqual("PATCH"u8) => KestrelMethod.Patch,
+        _ => KestrelMethod.Custom,
+    };
+
+    private void StartLine(KestrelMethod knownMethod, HttpVersion version, ReadOnlySpan<byte> method, ReadOnlySpan<byte> rawTarget)
+    {
         if (_buffer.Length == 0)
         {
             _buffer = ProxyBuffers.Bytes.Rent(_capacity);
             _headers = HeaderEntries.Rent(_limits.MaxRequestHeaderCount);
         }
-        Method = versionAndMethod.Method;
-        Version = versionAndMethod.Version;
-        // startLine runs from the method to the end of the target; then one SP, "HTTP/1.x" and CRLF (RFC 9112 §3).
-        RequestLineLength = startLine.Length + 11;
-        var method = startLine[..versionAndMethod.MethodEnd];
-        var rawTarget = startLine[target.Offset..];
+        Method = knownMethod;
+        Version = version;
 
         if (!HttpChars.IsToken(method))
         {

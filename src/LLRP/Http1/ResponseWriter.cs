@@ -4,6 +4,8 @@ using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 using System.Text;
 using LLRP.Errors;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.WebUtilities;
 
 namespace LLRP.Http1;
@@ -32,7 +34,10 @@ internal sealed class ResponseWriter
 
     private static readonly byte[][] s_statusLines = new byte[600][];
 
-    private readonly PipeWriter _output;
+    private PipeWriter _output;
+    // Set when Kestrel frames the response for the client (an HTTP/2 stream, Kestrel's HTTP/1.1 front end): the status
+    // and fields go to its response feature, the body to its body writer (_output).
+    private IHttpResponseFeature? _feature;
     private RequestHead _request = null!;
     private bool _chunked;
     private bool _untilClose;
@@ -41,6 +46,17 @@ internal sealed class ResponseWriter
     private int _status;
 
     public ResponseWriter(PipeWriter output) => _output = output;
+
+    /// <summary>
+    /// The next responses go to a response Kestrel frames: the status and fields (through the same policy, so no
+    /// connection-specific field reaches an HTTP/2 client, RFC 9113 §8.2.2) to <paramref name="feature"/>, the body to
+    /// <paramref name="body"/>. Kestrel adds the framing: DATA frames and END_STREAM, or its own HTTP/1.1 framing.
+    /// </summary>
+    public void Bind(IHttpResponseFeature feature, PipeWriter body)
+    {
+        _feature = feature;
+        _output = body;
+    }
 
     /// <summary>Any byte of the final response was written: an error can no longer be answered with a status.</summary>
     public bool HasStarted { get; private set; }
@@ -65,6 +81,11 @@ internal sealed class ResponseWriter
         var line = StatusLine(status);
         HasStarted = true;
         _status = status;
+        if (_feature is not null)
+        {
+            _feature.StatusCode = status;
+            return;
+        }
         Write(line);
     }
 
@@ -73,6 +94,11 @@ internal sealed class ResponseWriter
     {
         if (IsFramingOrHopByHop(FieldNames.Classify(name)))
         {
+            return;
+        }
+        if (_feature is not null)
+        {
+            _feature.Headers.Append(Encoding.Latin1.GetString(name), Encoding.Latin1.GetString(value));
             return;
         }
         var length = name.Length + value.Length + 4;
@@ -99,6 +125,11 @@ internal sealed class ResponseWriter
                 return;
             }
         }
+        if (_feature is not null)
+        {
+            _feature.Headers.Append(name, value);
+            return;
+        }
         var length = name.Length + value.Length + 4;
         var span = _output.GetSpan(length);
         Encoding.Latin1.GetBytes(name, span);
@@ -120,6 +151,10 @@ internal sealed class ResponseWriter
     /// </summary>
     public bool EndHead(DownstreamBody body, long contentLength)
     {
+        if (_feature is not null)
+        {
+            return EndFeatureHead(body, contentLength);
+        }
         WriteVia();
         var noBody = body == DownstreamBody.None || _request.IsHead || _status == 204 || _status == 304;
         if (body == DownstreamBody.ContentLength && _status != 204)
@@ -153,6 +188,30 @@ internal sealed class ResponseWriter
         else
         {
             Write("\r\n"u8);
+        }
+        if (noBody)
+        {
+            IsComplete = true;
+            return false;
+        }
+        return true;
+    }
+
+    // The same decisions for a response Kestrel frames: it sends Content-Length when the downstream gave one (and holds
+    // the body to it), and otherwise ends the body with the stream (HTTP/2) or frames it itself (chunked, close).
+    private bool EndFeatureHead(DownstreamBody body, long contentLength)
+    {
+        _feature!.Headers.Append("Via", "1.1 llrp");
+        var noBody = body == DownstreamBody.None || _request.IsHead || _status == 204 || _status == 304;
+        if (body == DownstreamBody.ContentLength && _status != 204)
+        {
+            _feature.Headers.ContentLength = contentLength;
+            _remaining = noBody ? 0 : contentLength;
+            _lengthKnown = true;
+        }
+        else if (!noBody)
+        {
+            _untilClose = true;
         }
         if (noBody)
         {
@@ -227,7 +286,7 @@ internal sealed class ResponseWriter
     }
 
     /// <summary>Relays an interim 1xx head to HTTP/1.1 clients (RFC 9110 §15.2: never to 1.0 clients).</summary>
-    public bool CanSendInterim => _request.Version == Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion.Http11;
+    public bool CanSendInterim => _feature is null && _request.Version == Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion.Http11;
 
     public void BeginInterim(int status) => Write(StatusLine(status));
 
@@ -248,8 +307,16 @@ internal sealed class ResponseWriter
     public ValueTask<FlushResult> WriteErrorAsync(int status)
     {
         HasStarted = true;
-        MustClose = true;
         IsComplete = true;
+        if (_feature is not null)
+        {
+            // The stream ends with the answer; the connection carries on (RFC 9113 §8.1.1 lets an intermediary answer a
+            // malformed request instead of resetting the stream).
+            _feature.StatusCode = status;
+            _feature.Headers.ContentLength = 0;
+            return default;
+        }
+        MustClose = true;
         Write(StatusLine(status));
         Write("Content-Length: 0\r\nConnection: close\r\n\r\n"u8);
         return _output.FlushAsync();

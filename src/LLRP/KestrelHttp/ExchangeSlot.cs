@@ -1,0 +1,225 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Text;
+using LLRP.Balancing;
+using LLRP.Buffers;
+using LLRP.Connections;
+using LLRP.Errors;
+using LLRP.Exchanges;
+using LLRP.Http1;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
+using KestrelBadRequest = Microsoft.AspNetCore.Http.BadHttpRequestException;
+using KestrelVersion = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion;
+
+namespace LLRP.KestrelHttp;
+
+/// <summary>
+/// One request that Kestrel's HTTP layer parsed (an HTTP/2 stream, or an HTTP/1.1 request with --frontEnd kestrel),
+/// run as an <see cref="Exchange"/> through the variant's <see cref="IForwarder"/>: the head is filled from the
+/// request's fields and held to the proxy's rules by <see cref="RequestHead"/> (one place for each rule), the body is
+/// read from the stream, the response goes to Kestrel's response (status, fields through the hop-by-hop policy, body).
+/// </summary>
+/// <remarks>
+/// A slot is lent to one request at a time and pooled across connections by <see cref="StreamApplication"/>, as the raw
+/// front end keeps one exchange and one forwarder per connection: its forwarder (an llhttp downstream connection or
+/// affinity slot, a client of the HttpClient variants) serves request after request. An exchange that failed or was
+/// aborted is not lent again (its abort cannot be undone): the slot is disposed.
+/// </remarks>
+internal sealed class ExchangeSlot : IDisposable
+{
+    private readonly ProxyServer _server;
+    private readonly DownstreamChoice _downstreams;
+    private readonly IForwarder _forwarder;
+
+    public ExchangeSlot(ProxyServer server)
+    {
+        _server = server;
+        var options = server.Options;
+        Head = new RequestHead(options.Limits);
+        // Placeholders until Bind gives each request its stream's body and response.
+        Response = new ResponseWriter(PipeWriter.Create(Stream.Null));
+        Body = new RequestBodyReader(PipeReader.Create(ReadOnlySequence<byte>.Empty), options.Limits, static () => default);
+        _downstreams = new DownstreamChoice(server.Downstreams);
+        _forwarder = server.CreateForwarder(_downstreams, out var index);
+        Exchange = new Exchange(Head, Body, Response, options.DownstreamResponseTimeout, [], index);
+    }
+
+    public Exchange Exchange { get; }
+
+    private RequestHead Head { get; }
+    private RequestBodyReader Body { get; }
+    private ResponseWriter Response { get; }
+
+    /// <summary>The request's features, from Kestrel's CreateContext to its DisposeContext.</summary>
+    public IFeatureCollection Features { get; set; } = null!;
+
+    /// <summary>The exchange ended so that the slot may serve another request.</summary>
+    public bool Reusable { get; private set; } = true;
+
+    /// <summary>Runs the request: validates its head, forwards it, and answers or aborts the stream on failure.</summary>
+    public async Task RunAsync()
+    {
+        var features = Features;
+        var connection = features.Get<StreamConnection>();
+        var lifetime = features.Get<IHttpRequestLifetimeFeature>()!;
+        var request = features.Get<IHttpRequestFeature>()!;
+        if (connection is null)
+        {
+            // Every listener served by Kestrel's HTTP layer sets it (KestrelFrontEnd): a connection without it is a bug.
+            throw new InvalidOperationException("A request reached the proxy's application without its connection.");
+        }
+        Exchange.Rebind(connection.ForwardedFor, connection.Tls);
+        Body.Bind(features.Get<IRequestBodyPipeFeature>()!.Reader);
+        Response.Bind(features.Get<IHttpResponseFeature>()!, features.Get<IHttpResponseBodyFeature>()!.Writer);
+        try
+        {
+            try
+            {
+                FillHead(request, features.Get<IHttpRequestBodyDetectionFeature>()?.CanHaveBody ?? true);
+            }
+            catch (Exception e) when (e is ProxyException or KestrelBadRequest)
+            {
+                // Answered on the stream, never forwarded; the connection carries on (RFC 9113 §8.1.1).
+                _server.CountRejected();
+                var error = e is KestrelBadRequest bad ? ProxyErrors.FromRejectionStatus(bad.StatusCode) : ((ProxyException)e).Error;
+                await Response.WriteErrorAsync(ProxyErrors.StatusCode(error));
+                return;
+            }
+            if (lifetime.RequestAborted.IsCancellationRequested)
+            {
+                // Reset before it was forwarded (rapid reset sends HEADERS and RST_STREAM together): nothing goes downstream.
+                _server.Failed.ClientGone();
+                connection.StreamReset();
+                return;
+            }
+            await ForwardAsync(lifetime, connection);
+        }
+        finally
+        {
+            Head.Reset();
+        }
+    }
+
+    private async Task ForwardAsync(IHttpRequestLifetimeFeature lifetime, StreamConnection connection)
+    {
+        var reset = lifetime.RequestAborted.Register(static state => ((Exchange)state!).ClientGone(), Exchange);
+        _server.Track(Exchange);
+        try
+        {
+            Exchange.Start();
+            await _forwarder.ForwardAsync(Exchange);
+            if (!Response.IsComplete)
+            {
+                ProxyThrow.Throw(ProxyError.DownstreamBodyCutShort, "The variant ended without completing the response.");
+            }
+            await Response.FlushAsync();
+            _server.CountRequest();
+        }
+        catch (Exception e)
+        {
+            Reusable = false;
+            await FailAsync(e, lifetime, connection);
+        }
+        finally
+        {
+            _server.Untrack(Exchange);
+            reset.Dispose();
+            // An abort that came as the exchange ended (the client reset the stream just then) cannot be undone.
+            Reusable &= !Exchange.IsAborted;
+        }
+    }
+
+    /// <summary>
+    /// The exchange failed: answered with the reason's status while nothing was sent, else the stream is reset (an HTTP/1.1
+    /// connection of Kestrel's front end aborted), so the client sees an incomplete response, never a truncated one that
+    /// looks whole. The same decisions, counts and log as the raw front end's.
+    /// </summary>
+    private async Task FailAsync(Exception e, IHttpRequestLifetimeFeature lifetime, StreamConnection connection)
+    {
+        var failure = Exchange.FailureOf(e);
+        if (lifetime.RequestAborted.IsCancellationRequested || failure.Error == ProxyError.ClientGone)
+        {
+            _server.Failed.ClientGone();
+            connection.StreamReset();
+            return;
+        }
+        if (Response.HasStarted)
+        {
+            _server.Failed.Aborted();
+            _server.ReportFailure(failure, 0, _downstreams.Current?.Address);
+            lifetime.Abort();
+            return;
+        }
+        var status = ProxyErrors.StatusCode(failure.Error);
+        _server.Failed.Answered(status);
+        _server.ReportFailure(failure, status, _downstreams.Current?.Address);
+        await Response.WriteErrorAsync(status);
+    }
+
+    /// <summary>
+    /// The head from what Kestrel parsed: for HTTP/2 the pseudo-header fields (RFC 9113 §8.3.1: :method and :path make
+    /// the request line, :authority the Host, which Kestrel puts in the Host field), then every field. Kestrel decodes
+    /// field values as Latin-1 (KestrelFrontEnd sets it), so encoding them back gives the client's bytes.
+    /// </summary>
+    private void FillHead(IHttpRequestFeature request, bool hasBody)
+    {
+        var http2 = HttpProtocol.IsHttp2(request.Protocol);
+        var version = HttpProtocol.IsHttp10(request.Protocol) ? KestrelVersion.Http10 : KestrelVersion.Http11;
+        var limits = _server.Options.Limits;
+        var scratch = ProxyBuffers.Bytes.Rent(limits.MaxRequestLineSize + limits.MaxRequestHeadersTotalSize);
+        try
+        {
+            var method = Latin1(request.Method, scratch);
+            var target = Latin1(request.RawTarget, scratch.AsSpan(method.Length));
+            Head.StartParsed(method, target, version, http2);
+            foreach (var (name, values) in request.Headers)
+            {
+                if (http2 && values.Count > 1 && name.Equals("Cookie", StringComparison.OrdinalIgnoreCase))
+                {
+                    // RFC 9113 §8.2.3: cookie crumbs are joined with "; " for an HTTP/1.1 hop.
+                    AddField(name, string.Join("; ", (IEnumerable<string?>)values), scratch);
+                    continue;
+                }
+                foreach (var value in values)
+                {
+                    AddField(name, value ?? "", scratch);
+                }
+            }
+            Head.CompleteFields(hasBody);
+        }
+        finally
+        {
+            ProxyBuffers.Bytes.Return(scratch);
+        }
+    }
+
+    private void AddField(string name, string value, byte[] scratch)
+    {
+        var nameBytes = Latin1(name, scratch);
+        Head.AddField(nameBytes, Latin1(value, scratch.AsSpan(nameBytes.Length)));
+    }
+
+    // Latin-1 maps each char below 256 to its byte; a char above (a value Kestrel decoded otherwise) cannot be a field.
+    private static Span<byte> Latin1(string text, Span<byte> destination)
+    {
+        if (text.Length > destination.Length)
+        {
+            ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Request header fields too large.");
+        }
+        foreach (var c in text)
+        {
+            if (c > 0xFF)
+            {
+                ProxyThrow.BadRequest("Invalid character in a request field.");
+            }
+        }
+        return destination[..Encoding.Latin1.GetBytes(text, destination)];
+    }
+
+    public void Dispose()
+    {
+        _forwarder.Dispose();
+        Exchange.Dispose();
+    }
+}
