@@ -6,8 +6,11 @@
 #        crank/run-local.sh scaling|sweep|ab|ramp|comparisons [options]   the published comparisons (crank/comparisons.sh)
 #        crank/run-local.sh fixed-rate (--max-rps N | --max-from DIR) [options]   open-loop latency at 25/50/75/90 % of a
 #                   measured maximum (crank/fixedrate.sh)
+#        crank/run-local.sh stepped [options]   the seeds' comparison: TLS and h2 to the proxy, X-Forwarded-For on, the
+#                   offered load stepped up until each proxy fails (crank/stepped.sh)
 #   SCENARIO        direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext
-#                   llrp-yarp httpclientproxy yarp (default: every one that can run here)
+#                   llrp-yarp httpclientproxy yarp (default: every one that can run here); also llrp-kestrel-h1
+#                   (llhttp behind LLRP's Kestrel HTTP/1.1 front end: --front-end kestrel; not a default until LLRP has it)
 #   --rounds N      interleaved rounds (default 3): round 1 runs A B C D, round 2 A D C B, round 3 C D A B, ...
 #                   (crank/lib-rounds.sh: no scenario always runs first, last or right after the same one)
 #   --round-offset K  run round R in round R+K's order (default 0; analysis/sweep.sh runs one round per call and
@@ -35,10 +38,18 @@
 #   --downstream-scheme S  http (default) or https: the proxy speaks TLS to the origin (downstreamScheme). Every
 #                   proxy and origin of the run presents one self-signed ECDSA P-256 certificate made for it
 #                   (crank/tls-cert.sh, in the run's tls/ folder) and trusts only it downstream
-#   --load L        wrk (default: closed loop, crank/wrk-job.sh) or fixedrate (open loop at --rate requests/s,
-#                   crank/fixedrate-job.sh; fixed warm-up, no adaptive one). crank/fixedrate.sh runs it at 25/50/75/90 %
-#                   of a measured maximum
-#   --rate R        fixedrate: offered requests/s over all connections (benchmarks.yml's rate)
+#   --load L        wrk (default: closed loop, crank/wrk-job.sh), fixedrate (open loop at --rate requests/s,
+#                   crank/fixedrate-job.sh; fixed warm-up, no adaptive one; crank/fixedrate.sh runs it at 25/50/75/90 %
+#                   of a measured maximum) or h2load (HTTP/2 from the load, crank/h2load-job.sh: closed loop, -c
+#                   connections with --streams streams each; open loop with --rate; no direct scenario: the origin
+#                   speaks HTTP/1.1)
+#   --rate R        fixedrate: offered requests/s over all connections (benchmarks.yml's rate); h2load: open loop at R
+#   --streams N     h2load: concurrent streams per connection (benchmarks.yml's streams; default 100, the .NET lab's,
+#                   with --connections defaulting to the cores: crank/README.md, "HTTP/2")
+#   --protocols P   what every proxy's listener speaks (benchmarks.yml's protocols): http1, h2 or http1,h2; on https
+#                   ALPN chooses, on http h2 is prior-knowledge h2c. Default: nothing passed (HTTP/1.1), except with
+#                   --load h2load: http1,h2 on https, h2 on http. The origin always gets HTTP/1.1 (crank/lib-protocols.sh)
+#   --front-end F   LLRP's front end, passed to every LLRP scenario (benchmarks.yml's frontEnd; e.g. kestrel)
 #   --json-dir DIR  where the JSON files go (default artifacts/crank/<date>-<time>)
 #   Topology (default, without crank on one machine of 2+ CPUs: --pin-proxy --origin nginx, the README
 #   headline's; with crank, --agents, --netns or 1 CPU: unpinned, Downstream as the origin):
@@ -88,6 +99,10 @@ case "${1:-}" in scaling|sweep|ab|ramp|comparisons) exec "$CRANK_DIR/comparisons
 # Open-loop latency at shares of a measured maximum: crank/fixedrate.sh calls this script once per share.
 if [ "${1:-}" = fixed-rate ]; then shift; exec "$CRANK_DIR/fixedrate.sh" "$@"; fi
 ALL_SCENARIOS=(direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext llrp-yarp httpclientproxy yarp)
+# Scenarios run only when named: LLRP's Kestrel front end (issue 39) is not in every build yet.
+NAMED_SCENARIOS=(llrp-kestrel-h1)
+# The seeds' stepped comparison runs this script once per step: crank/stepped.sh drives it.
+if [ "${1:-}" = stepped ]; then shift; exec "$CRANK_DIR/stepped.sh" "$@"; fi
 COMMAND_LINE="crank/run-local.sh$(printf ' %q' "$@")"
 
 # Warm-up: full YARP, the slowest .NET variant to reach tier-1 code, needed ~20 s of load on the shared
@@ -98,6 +113,9 @@ rounds=3 round_offset=0 duration=15 warmup=20 connections=64 load_threads=1 req_
 # box (load, proxy and origin together) there is no second core to give any proxy (benchmarks.yml's "threads").
 proxy_threads=1 response_size="" body_size=0 body_framing=content-length headers_preset=plaintext load_kind=wrk rate=""
 server_scheme=http downstream_scheme=http
+# HTTP/2 (crank/lib-protocols.sh): streams per h2load connection (the .NET lab's 100), the proxies' protocols, LLRP's
+# front end; connections_given: whether --connections was given (h2load's default is the cores instead).
+streams=100 protocols="" front_end="" connections_given=0
 json_dir="" pin="" origin="" shared=0 dry_run=0 own_sessions=0 pgo="" use_crank=1 install=1 proxy_port=8080 downstream_port=8081
 ready_timeout=60
 # The steadiness criterion (docs/methodology.md, "The steadiness check"). 15 %: nginx, HAProxy and direct (no
@@ -171,7 +189,10 @@ while [ $# -gt 0 ]; do
     --round-offset) need_int "$1" "${2:-}"; round_offset="$2"; shift 2 ;;
     --duration) need_int "$1" "${2:-}"; duration="$2"; shift 2 ;;
     --warmup) need_int "$1" "${2:-}"; warmup="$2"; shift 2 ;;
-    --connections) need_int "$1" "${2:-}"; connections="$2"; shift 2 ;;
+    --connections) need_int "$1" "${2:-}"; connections="$2"; connections_given=1; shift 2 ;;
+    --streams) need_int "$1" "${2:-}"; streams="$2"; shift 2 ;;
+    --protocols) [ -n "${2:-}" ] || bad_usage "--protocols needs http1, h2 or http1,h2"; protocols="$2"; shift 2 ;;
+    --front-end) [ -n "${2:-}" ] || bad_usage "--front-end needs a value"; front_end="$2"; shift 2 ;;
     --threads) bad_usage "--threads is ambiguous now: --load-threads T for wrk's threads, --proxy-threads N for the proxies'" ;;
     --load-threads) need_int "$1" "${2:-}"; load_threads="$2"; shift 2 ;;
     --proxy-threads) need_int "$1" "${2:-}"; proxy_threads="$2"; shift 2 ;;
@@ -189,7 +210,7 @@ while [ $# -gt 0 ]; do
       if [ "$1" = --server-scheme ]; then server_scheme="$2"; else downstream_scheme="$2"; fi
       shift 2 ;;
     --load)
-      case "${2:-}" in wrk|fixedrate) load_kind="$2" ;; *) bad_usage "--load must be wrk or fixedrate, not '${2:-}'" ;; esac
+      case "${2:-}" in wrk|fixedrate|h2load) load_kind="$2" ;; *) bad_usage "--load must be wrk, fixedrate or h2load, not '${2:-}'" ;; esac
       shift 2 ;;
     --rate) need_int "$1" "${2:-}"; rate="$2"; shift 2 ;;
     --json-dir) [ -n "${2:-}" ] || bad_usage "--json-dir needs a value"; json_dir="$2"; shift 2 ;;
@@ -221,8 +242,8 @@ while [ $# -gt 0 ]; do
     -*) bad_usage "unknown option $1" ;;
     *)
       known=0
-      for s in "${ALL_SCENARIOS[@]}"; do [ "$s" = "$1" ] && known=1; done
-      [ "$known" = 1 ] || bad_usage "unknown scenario '$1' (${ALL_SCENARIOS[*]})"
+      for s in "${ALL_SCENARIOS[@]}" "${NAMED_SCENARIOS[@]}"; do [ "$s" = "$1" ] && known=1; done
+      [ "$known" = 1 ] || bad_usage "unknown scenario '$1' (${ALL_SCENARIOS[*]} ${NAMED_SCENARIOS[*]})"
       scenarios+=("$1"); shift ;;
   esac
 done
@@ -239,11 +260,27 @@ fi
 if [ "$load_kind" = fixedrate ]; then
   [ -n "$rate" ] && [ "$rate" -ge 1 ] || bad_usage "--load fixedrate needs --rate R (requests/s, >= 1)"
   [ "$body_size" = 0 ] || [ "$body_framing" = content-length ] || bad_usage "--load fixedrate sends bodies with Content-Length only (h2load); chunked is wrk's"
+elif [ "$load_kind" = h2load ]; then
+  [ "$headers_preset" != handshake ] || bad_usage "--headers handshake (Connection: close) has no HTTP/2 meaning; --load h2load refuses it"
+  [ "$body_size" = 0 ] || [ "$body_framing" = content-length ] || bad_usage "--load h2load sends bodies in DATA frames; chunked framing is wrk's"
+  # The .NET lab's shape: one connection per core of the load machine (this one), --streams streams each.
+  [ "$connections_given" = 1 ] || connections="$(nproc)"
+  [ "$load_threads" -le "$connections" ] || bad_usage "h2load needs connections >= threads"
+  [ -z "$rate" ] || [ "$rate" -ge 1 ] || bad_usage "--rate must be >= 1"
 else
-  [ -z "$rate" ] || bad_usage "--rate is for --load fixedrate"
+  [ -z "$rate" ] || bad_usage "--rate is for --load fixedrate or h2load"
 fi
+# shellcheck source=crank/lib-protocols.sh
+. "$CRANK_DIR/lib-protocols.sh"
+protocols="$(protocols_resolve "$load_kind" "$server_scheme" "$protocols" 2>&1)" || bad_usage "$protocols"
 explicit_scenarios=0
 if [ "${#scenarios[@]}" -gt 0 ]; then explicit_scenarios=1; else scenarios=("${ALL_SCENARIOS[@]}"); fi
+if [ "$load_kind" = h2load ]; then
+  # direct would send h2 to the origin, which speaks HTTP/1.1 here.
+  kept=(); for s in "${scenarios[@]}"; do [ "$s" = direct ] || kept+=("$s"); done
+  [ "${#kept[@]}" = "${#scenarios[@]}" ] || { [ "$explicit_scenarios" = 0 ] || bad_usage "--load h2load has no direct scenario: the origin speaks HTTP/1.1"; }
+  scenarios=("${kept[@]}")
+fi
 
 # shellcheck source=crank/lib-rounds.sh
 . "$CRANK_DIR/lib-rounds.sh"
@@ -362,7 +399,7 @@ log "$(estimate_line "${scenarios[@]}")"
 if [ "$dry_run" = 1 ]; then
   echo "plan ($([ "$mode" = crank ] && echo crank || echo 'the job scripts without crank')), nothing run:"
   echo "  scenarios:  ${scenarios[*]}"
-  echo "  load:       $([ "$load_kind" = wrk ] && echo "wrk -t $load_threads" || echo "fixed rate $rate/s") -c $connections, path $req_path, $server_scheme to the proxy, $downstream_scheme to the origin, proxy threads $proxy_threads"
+  echo "  load:       $(case "$load_kind" in wrk) echo "wrk -t $load_threads" ;; h2load) echo "h2load -t $load_threads -m $streams${rate:+ at $rate/s}" ;; *) echo "fixed rate $rate/s" ;; esac) -c $connections,${protocols:+ protocols $protocols,} path $req_path, $server_scheme to the proxy, $downstream_scheme to the origin, proxy threads $proxy_threads"
   for ((r = 1; r <= rounds; r++)); do
     echo "  round $r:    $(round_order $((r + round_offset)) "${scenarios[@]}" | tr '\n' ' ')"
   done
@@ -516,6 +553,7 @@ jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_di
   --argjson connections "$connections" --argjson loadThreads "$load_threads" --arg path "$req_path" \
   --argjson threads "$proxy_threads" --argjson requestBodySize "$body_size" --arg requestBodyFraming "$body_framing" \
   --arg presetHeaders "$headers_preset" --arg load "$load_kind" --arg rate "$rate" \
+  --argjson streams "$streams" --arg protocols "$protocols" --arg frontEnd "$front_end" \
   --arg pinning "$(pinning_of short)" --arg origin "$origin" --argjson ownSessions "$own_sessions" --arg pgo "$pgo" --argjson appEnv "$app_env_json" --argjson tolerance "$steady_tolerance" \
   --argjson steadyJitShare "$steady_jit_share" --argjson retries "$steady_retries" --argjson warmupMax "$warmup_max" --argjson warmJit "$warm_jit" \
   --argjson scenarios "$(printf '%s\n' "${runnable[@]}" | jq -R . | jq -s .)" \
@@ -524,6 +562,7 @@ jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_di
     rounds: $rounds, duration: $duration, warmup: $warmup, connections: $connections, loadThreads: $loadThreads,
     threads: $threads, requestBodySize: $requestBodySize, requestBodyFraming: $requestBodyFraming, presetHeaders: $presetHeaders,
     load: $load, rate: (if $rate == "" then null else ($rate | tonumber) end),
+    streams: (if $load == "h2load" then $streams else null end), protocols: $protocols, frontEnd: $frontEnd,
     path: $path, pinned: ($pinning != "none"), pinning: $pinning, origin: $origin, ownSessions: ($ownSessions == 1), profile: $pgo, applicationEnvironment: $appEnv, scenarios: $scenarios,
     steadyTolerancePercent: $tolerance, steadyJitSharePercent: $steadyJitShare, steadyRetries: $retries,
     warmupMax: $warmupMax, warmQuietMethods: $warmJit, warmQuietSeconds: '"$WARM_QUIET_SECONDS"'}' \
@@ -545,19 +584,20 @@ jq -n --arg date "$started_at" --arg commit "$git_head" --argjson dirty "$git_di
   echo "command:     $COMMAND_LINE"
 } > "$json_dir/machine.txt"
 
-log "mode: $mode; scenarios: ${runnable[*]}; $rounds round(s) of ${warmup}s warm-up + ${duration}s, $([ "$load_kind" = wrk ] && echo "wrk -t $load_threads" || echo "fixed rate $rate/s") -c $connections, path $req_path, $([ "$body_size" = 0 ] && echo GET || echo "POST $body_size B ($body_framing)"), headers $headers_preset; proxy threads $proxy_threads; $server_scheme to the proxy, $downstream_scheme to the origin"
+log "mode: $mode; scenarios: ${runnable[*]}; $rounds round(s) of ${warmup}s warm-up + ${duration}s, $(case "$load_kind" in wrk) echo "wrk -t $load_threads" ;; h2load) echo "h2load -t $load_threads -m $streams${rate:+ at $rate/s}" ;; *) echo "fixed rate $rate/s" ;; esac) -c $connections,${protocols:+ protocols $protocols,} path $req_path, $([ "$body_size" = 0 ] && echo GET || echo "POST $body_size B ($body_framing)"), headers $headers_preset; proxy threads $proxy_threads; $server_scheme to the proxy, $downstream_scheme to the origin"
 
 # ---------------------------------------------------------------- crank mode
 run_crank() {
   local s="$1" r="$2"
   local out="$json_dir/$s.r$r.json" args=() scenario="$s"
-  # The fixed-rate load has its own scenarios in benchmarks.yml (fixedrate-<scenario>).
-  [ "$load_kind" = wrk ] || scenario="fixedrate-$s"
+  # The fixed-rate and h2load loads have their own scenarios in benchmarks.yml (fixedrate-<scenario>, h2load-<scenario>).
+  [ "$load_kind" = wrk ] || scenario="$load_kind-$s"
   args=(--config "$ROOT/benchmarks.yml" --scenario "$scenario" --json "$out" "${crank_machine_args[@]}"
         --variable "connections=$connections" --variable "loadThreads=$load_threads" --variable "threads=$proxy_threads"
         --variable "requestBodySize=$body_size" --variable "requestBodyFraming=$body_framing"
         --variable "presetHeaders=$headers_preset" --variable "serverScheme=$server_scheme" --variable "downstreamScheme=$downstream_scheme" --variable "tlsDir=$tls_dir" ${rate:+--variable "rate=$rate"} --variable "warmup=$warmup"
-        --variable "duration=$duration" --variable "path=$req_path"
+        --variable "duration=$duration" --variable "path=$req_path" --variable "streams=$streams"
+        --variable "protocols=$protocols" --variable "frontEnd=$front_end"
         --variable "serverPort=$proxy_port" --variable "downstreamPort=$downstream_port"
         --property "scenario=$s" --property "round=$r" --property "runner=crank/run-local.sh")
   [ -z "$pgo" ] || args+=(--profile "$pgo")
@@ -745,7 +785,11 @@ run_fallback() {
     llrp-httpclient) client=httpclient ;;
     llrp-httpclientwithcontext) client=httpclient-httpcontext ;;
     llrp-yarp) client=yarp ;;
+    llrp-kestrel-h1) client=llhttp ;;
   esac
+  # LLRP's front end: the scenario's own (llrp-kestrel-h1), else --front-end.
+  local run_front_end="$front_end"
+  [ "$s" != llrp-kestrel-h1 ] || run_front_end=kestrel
   case "$pin" in
     load) pin_app=(taskset -c 1) pin_ds=(taskset -c 1) pin_load=(taskset -c 0) ;;
     proxy) pin_app=(taskset -c 1) pin_ds=(taskset -c 0) pin_load=(taskset -c 0) ;;
@@ -793,17 +837,19 @@ run_fallback() {
   esac
   env_args+=("${app_env[@]}")
   local app_dir="$CRANK_DIR"
+  # --protocols and --front-end, as each kind of proxy takes them (crank/lib-protocols.sh): PROTO_ENV, PROTO_ARGS.
+  protocols_proxy_args "$kind" "$app" "$protocols" "$run_front_end"
   case "$kind" in
     nginx)
       mkdir -p "$logs/$tag.nginx"
       app_cmd=(env "LISTEN_ADDRESS=$srv_listen" "LISTEN_PORT=$proxy_port" "DOWNSTREAM_ADDRESS=$ds_target"
                "DOWNSTREAM_PORT=$downstream_port" "JOB_WORK_DIR=$logs/$tag.nginx" "NGINX_WORKERS=$proxy_threads"
-               "${job_server_tls[@]}" "${job_downstream_tls[@]}" "$CRANK_DIR/nginx-job.sh")
+               "${job_server_tls[@]}" "${job_downstream_tls[@]}" "${PROTO_ENV[@]}" "$CRANK_DIR/nginx-job.sh")
       ready="nginx-job: ready" ;;
     haproxy)
       app_cmd=(env "LISTEN_ADDRESS=$srv_listen" "LISTEN_PORT=$proxy_port" "DOWNSTREAM_ADDRESS=$ds_target"
                "DOWNSTREAM_PORT=$downstream_port" "HAPROXY_THREADS=$proxy_threads"
-               "${job_server_tls[@]}" "${job_downstream_tls[@]}" "$CRANK_DIR/haproxy-job.sh")
+               "${job_server_tls[@]}" "${job_downstream_tls[@]}" "${PROTO_ENV[@]}" "$CRANK_DIR/haproxy-job.sh")
       ready="haproxy-job: ready" ;;
     dotnet)
       local exe; exe="$("$CRANK_DIR/publish.sh" --exe "$app")"
@@ -823,7 +869,7 @@ run_fallback() {
       # Equal threads (benchmarks.yml's "threads"): LLRP's epoll loops; the baselines have no count of their own, and
       # the runtime sizes their thread pool, socket engine and Kestrel's I/O queues from the processors it sees.
       if [ "$app" = llrp ]; then app_cmd+=(--engineThreads "$proxy_threads"); else env_args+=("DOTNET_PROCESSOR_COUNT=$proxy_threads"); fi
-      app_cmd+=(--statsInterval 1 --statsWindow "$duration")
+      app_cmd+=(--statsInterval 1 --statsWindow "$duration" "${PROTO_ARGS[@]}")
       ready="Application started." ;;
   esac
   if [ "$kind" != none ]; then
@@ -853,6 +899,7 @@ run_fallback() {
   if command -v curl > /dev/null; then
     local curl_tls=()
     [ "$target_scheme" = http ] || curl_tls=(--cacert "$tls_dir/ca.pem")
+    [ "$kind" = none ] || { protocols_curl_args "$protocols" "$target_scheme"; curl_tls+=("${CURL_PROTO[@]}"); }
     first_status="$("${in_load[@]}" curl -s "${curl_tls[@]}" -o /dev/null -w '%{http_code}' --max-time 5 "$url" || true)"
     [[ "$first_status" == 2* ]] || warn "$tag: first request to $url answered '${first_status:-nothing}'"
   fi
@@ -862,7 +909,7 @@ run_fallback() {
   local warm_args=() warm_env=() load_limit=$(( warmup + duration + 60 ))
   # The fixed-rate job has a fixed warm-up at its rate: an adaptive one would need a load that keeps running until
   # the probe says warm, which h2load's timed runs are not.
-  if [ "$kind" = dotnet ] && [ "$warmup_max" -gt 0 ] && [ "$load_kind" = wrk ]; then
+  if [ "$kind" = dotnet ] && [ "$warmup_max" -gt 0 ] && [ "$load_kind" != fixedrate ]; then
     rm -f "$logs/$tag.jit-state"
     warm_args=(--warmup-max "$warmup_max")
     warm_env=("WRK_JOB_WARM_PROBE=$CRANK_DIR/jit-quiet.sh" "JIT_LOG=$logs/$tag.application.log" "JIT_STATE=$logs/$tag.jit-state"
@@ -880,7 +927,11 @@ run_fallback() {
   [ "$kind" != none ] || sample_netns="${netns[downstream]:-}"
   # The request matrix (benchmarks.yml's requestBodySize, requestBodyFraming, presetHeaders) goes to either load job.
   local load_cmd=(--headers "$headers_preset" --body-size "$body_size" --body-framing "$body_framing" --max-errors "$max_errors")
-  if [ "$load_kind" = fixedrate ]; then
+  if [ "$load_kind" = h2load ]; then
+    h2load_load_cmd "$CRANK_DIR" "$warmup" "$duration" "$load_threads" "$connections" "$streams" "$rate" "$url" "${warm_args[@]}" \
+      --headers "$headers_preset" --body-size "$body_size" --max-errors "$max_errors"
+    load_cmd=("${LOAD_CMD[@]}")
+  elif [ "$load_kind" = fixedrate ]; then
     load_cmd=("$CRANK_DIR/fixedrate-job.sh" -w "$warmup" -d "$duration" -c "$connections" --rate "$rate" "${load_cmd[@]}" "$url")
   else
     load_cmd=("$CRANK_DIR/wrk-job.sh" -w "$warmup" "${warm_args[@]}" -d "$duration" -t "$load_threads" -c "$connections" "${load_cmd[@]}" "$url")
@@ -905,6 +956,7 @@ run_fallback() {
   vars="$(jq -n --argjson connections "$connections" --argjson loadThreads "$load_threads" --argjson warmup "$warmup" \
     --argjson threads "$proxy_threads" --argjson requestBodySize "$body_size" --arg requestBodyFraming "$body_framing" \
     --arg presetHeaders "$headers_preset" --arg responseSize "$response_size" --arg load "$load_kind" --arg rate "$rate" \
+    --argjson streams "$streams" --arg protocols "$protocols" --arg frontEnd "$run_front_end" \
     --argjson duration "$duration" --arg path "$req_path" --argjson serverPort "$proxy_port" \
     --argjson downstreamPort "$downstream_port" --arg client "$client" \
     --arg serverAddress "$srv_target" --arg serverListenAddress "${yml_vars[serverListenAddress]}" \
@@ -916,7 +968,9 @@ run_fallback() {
       downstreamPort: $downstreamPort, connections: $connections, loadThreads: $loadThreads, threads: $threads,
       warmup: $warmup, duration: $duration, path: $path, responseSize: $responseSize, requestBodySize: $requestBodySize,
       requestBodyFraming: $requestBodyFraming, presetHeaders: $presetHeaders, load: $load}
-      + (if $rate == "" then {} else {rate: ($rate | tonumber)} end) + (if $client == "" then {} else {client: $client} end)')"
+      + (if $rate == "" then {} else {rate: ($rate | tonumber)} end) + (if $client == "" then {} else {client: $client} end)
+      + (if $load == "h2load" then {streams: $streams} else {} end) + (if $protocols == "" then {} else {protocols: $protocols} end)
+      + (if $frontEnd == "" then {} else {frontEnd: $frontEnd} end)')"
   job_json load "$logs/$tag.load.log" "" 0 "$vars" "$logs/$tag.load.job.json"
   job_json downstream "$logs/$tag.downstream.log" "$samples" "$requests" "$vars" "$logs/$tag.downstream.job.json"
   # shellcheck disable=SC2016  # jq variables, not shell ones
@@ -954,7 +1008,7 @@ run_fallback() {
   local line
   line="$(jq -r '.jobResults.jobs as $j | ($j.application // $j.downstream).results as $a
     | "\($j.load.results["http/rps/mean"] // 0 | floor) rps, p50 \($j.load.results["http/latency/50"] // "?") ms, p99 \($j.load.results["http/latency/99"] // "?") ms, "
-      + "\(if $j.load.results["http/latency/99.9"] == null then "" else "p99.9 \($j.load.results["http/latency/99.9"]) ms (offered \($j.load.results["fixedrate/rate"]) req/s, missed \($j.load.results["fixedrate/missed"])), " end)"
+      + "\(if $j.load.results["fixedrate/rate"] == null then "" else "p99.9 \($j.load.results["http/latency/99.9"]) ms (offered \($j.load.results["fixedrate/rate"]) req/s, missed \($j.load.results["fixedrate/missed"])), " end)"
       + "\($a["proc/cpu/per-request"] // "?" | if type == "number" then (. * 100 | round / 100) else . end) us CPU/request ('"$([ -n "$app_pid" ] && echo proxy || echo downstream)"'), "
       + "steady: \(if $a["steady/ok"] == null then "n/a" elif $a["steady/ok"] == 1 then "yes" else "NO" end) (halves \($a["steady/first-half"] // "?" | if type == "number" then (. * 10 | round / 10) else . end)/\($a["steady/second-half"] // "?" | if type == "number" then (. * 10 | round / 10) else . end) us, \($a["steady/change"] // "?" | if type == "number" then (. * 10 | round / 10) else . end) %), "
       + "\(if $a["jit/methods-in-window"] == null then "" else "JIT \($a["jit/methods-in-window"]) methods in the window (\($a["jit/methods/first-half"] // "?")+\($a["jit/methods/second-half"] // "?")), \($a["jit/time-in-window"] // "?") ms; JIT \($a["steady/jit-share"] // "?" | if type == "number" then (. * 100 | round / 100) else . end) % of its CPU under the load, " end)"
