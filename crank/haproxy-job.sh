@@ -18,6 +18,10 @@
 #                  (crank/tls-cert.sh), joined into TLS_CERT.haproxy.pem, the one file HAProxy's "crt" reads
 #   DOWNSTREAM_TLS_CA  connect to the upstream over TLS (downstreamScheme=https), verifying its certificate against
 #                  this PEM file for the name "localhost", SNI "localhost"
+#   PROTOCOLS      what the listener speaks (benchmarks.yml's protocols): http1 (default; empty is the default too),
+#                  h2 or http1,h2: with TLS_CERT, the ALPN list (http/1.1, h2, h2,http/1.1); without, h2 is
+#                  prior-knowledge h2c ("proto h2") and http1,h2 is refused (ALPN needs TLS). The upstream stays HTTP/1.1
+#   HAPROXY_FORWARDFOR  set (to anything): "option forwardfor", X-Forwarded-For to the upstream (haproxy.cfg)
 # Ready line (crank readyStateText): "haproxy-job: ready"
 set -euo pipefail
 
@@ -32,6 +36,15 @@ if [ -n "${TLS_CERT:-}" ]; then
   cat "$TLS_CERT" "$TLS_KEY" > "$TLS_CERT.haproxy.pem"
   export HAPROXY_TLS_CRT="$TLS_CERT.haproxy.pem"
 fi
+case "${PROTOCOLS:-http1}" in
+  http1) alpn=http/1.1 ;;
+  h2) alpn=h2; [ -n "${TLS_CERT:-}" ] || export HAPROXY_H2C=1 ;;
+  http1,h2)
+    [ -n "${TLS_CERT:-}" ] || { echo "haproxy-job: PROTOCOLS=http1,h2 needs TLS (ALPN chooses); a cleartext port speaks http1 or prior-knowledge h2c (h2)" >&2; exit 2; }
+    alpn=h2,http/1.1 ;;
+  *) echo "haproxy-job: PROTOCOLS='$PROTOCOLS' is not http1, h2 or http1,h2" >&2; exit 2 ;;
+esac
+export HAPROXY_ALPN="$alpn"
 if [ -n "${DOWNSTREAM_TLS_CA:-}" ]; then
   [ -r "$DOWNSTREAM_TLS_CA" ] || { echo "haproxy-job: DOWNSTREAM_TLS_CA must be a readable file" >&2; exit 2; }
   export HAPROXY_DOWNSTREAM_CA="$DOWNSTREAM_TLS_CA"
@@ -69,5 +82,5 @@ fi
 . "$here/lib-ready.sh"
 announce_when_listening "haproxy-job" "$LISTEN_ADDRESS" "$LISTEN_PORT" "$READY_TIMEOUT" &
 
-echo "haproxy-job: $("$HAPROXY" -v | head -n 1), nbthread $HAPROXY_THREADS, listening on $LISTEN_ADDRESS:$LISTEN_PORT, upstream ${DOWNSTREAMS:-$DOWNSTREAM_ADDRESS:$DOWNSTREAM_PORT}"
+echo "haproxy-job: $("$HAPROXY" -v | head -n 1), nbthread $HAPROXY_THREADS, listening on $LISTEN_ADDRESS:$LISTEN_PORT ($([ -n "${TLS_CERT:-}" ] && echo "https, ALPN $alpn" || echo "http, ${PROTOCOLS:-http1}")${HAPROXY_FORWARDFOR:+, X-Forwarded-For}), upstream ${DOWNSTREAMS:-$DOWNSTREAM_ADDRESS:$DOWNSTREAM_PORT}"
 exec "$HAPROXY" -db -f "$cfg"

@@ -30,6 +30,10 @@
 #   DOWNSTREAM_TLS_CA  proxy to the upstream over TLS (downstreamScheme=https), verifying its certificate against
 #                  this PEM file for the name "localhost" (nginx checks DNS names only), SNI on, sessions reused,
 #                  TLS 1.2 and 1.3 (proxy_ssl_protocols: the same 1.22 default as ssl_protocols)
+#   PROTOCOLS      what the listener speaks (benchmarks.yml's protocols): http1 (default; empty is the default too),
+#                  h2 or http1,h2. h2 in it adds "http2" to the listen line: with TLS_CERT, ALPN offers h2 and http/1.1
+#                  (nginx cannot offer h2 alone); without, prior-knowledge h2c only, so http1,h2 needs TLS_CERT. The
+#                  upstream stays HTTP/1.1. Only nginx.conf takes it (the other templates are HTTP/1.1)
 #   NGINX          nginx binary (default /usr/sbin/nginx)
 #   READY_TIMEOUT  seconds to wait for the port before reporting failure (default 30)
 # Ready line (crank readyStateText): "nginx-job: ready"
@@ -80,7 +84,15 @@ if [ "$NGINX_CONFIG" = origin.conf ]; then
   done
 fi
 conf="$JOB_WORK_DIR/nginx.conf"
-listen_ssl="" server_tls="" upstream_scheme=http upstream_tls=""
+listen_ssl="" server_tls="" upstream_scheme=http upstream_tls="" listen_http2=""
+case "${PROTOCOLS:-http1}" in
+  http1) ;;
+  h2|http1,h2)
+    grep -q '@LISTEN_HTTP2@' "$here/nginx/$NGINX_CONFIG" || { echo "nginx-job: PROTOCOLS=$PROTOCOLS: $NGINX_CONFIG speaks HTTP/1.1 only (nginx.conf takes h2)" >&2; exit 2; }
+    [ "$PROTOCOLS" = h2 ] || [ -n "${TLS_CERT:-}" ] || { echo "nginx-job: PROTOCOLS=http1,h2 needs TLS (ALPN chooses); a cleartext port speaks http1 or prior-knowledge h2c (h2)" >&2; exit 2; }
+    listen_http2=" http2" ;;
+  *) echo "nginx-job: PROTOCOLS='$PROTOCOLS' is not http1, h2 or http1,h2" >&2; exit 2 ;;
+esac
 if [ -n "${TLS_CERT:-}" ]; then
   [ -r "$TLS_CERT" ] && [ -r "${TLS_KEY:-}" ] || { echo "nginx-job: TLS_CERT and TLS_KEY must be readable files" >&2; exit 2; }
   listen_ssl=" ssl"
@@ -91,7 +103,7 @@ if [ -n "${DOWNSTREAM_TLS_CA:-}" ]; then
   upstream_scheme=https
   upstream_tls="proxy_ssl_verify on; proxy_ssl_trusted_certificate $DOWNSTREAM_TLS_CA; proxy_ssl_name localhost; proxy_ssl_server_name on; proxy_ssl_session_reuse on; proxy_ssl_protocols TLSv1.2 TLSv1.3;"
 fi
-sed -e "s|@LISTEN_SSL@|$listen_ssl|g" -e "s|@SERVER_TLS@|$server_tls|g" -e "s|@UPSTREAM_SCHEME@|$upstream_scheme|g" \
+sed -e "s|@LISTEN_SSL@|$listen_ssl|g" -e "s|@LISTEN_HTTP2@|$listen_http2|g" -e "s|@SERVER_TLS@|$server_tls|g" -e "s|@UPSTREAM_SCHEME@|$upstream_scheme|g" \
     -e "s|@UPSTREAM_TLS@|$upstream_tls|g" \
     -e "s|@LISTEN_ADDRESS@|$LISTEN_ADDRESS|g" -e "s|@WORKERS@|$NGINX_WORKERS|g" -e "s|@MASTER@|$master|g" -e "s|@LISTEN_PORT@|$LISTEN_PORT|g" \
     -e "s|^ *@SERVERS@$|$servers|" -e "s|@WORK_DIR@|$JOB_WORK_DIR|g" "$here/nginx/$NGINX_CONFIG" > "$conf"
@@ -104,5 +116,5 @@ sed -e "s|@LISTEN_SSL@|$listen_ssl|g" -e "s|@SERVER_TLS@|$server_tls|g" -e "s|@U
 announce_when_listening "nginx-job" "$LISTEN_ADDRESS" "$LISTEN_PORT" "$READY_TIMEOUT" &
 
 role="upstream ${DOWNSTREAMS:-$DOWNSTREAM_ADDRESS:$DOWNSTREAM_PORT}"; [ "$NGINX_CONFIG" != origin.conf ] || role="the origin, bodies of $ORIGIN_BODY_SIZES bytes"
-echo "nginx-job: $("$NGINX" -v 2>&1), worker_processes $NGINX_WORKERS, listening on $LISTEN_ADDRESS:$LISTEN_PORT, $role, config $conf"
+echo "nginx-job: $("$NGINX" -v 2>&1), worker_processes $NGINX_WORKERS, listening on $LISTEN_ADDRESS:$LISTEN_PORT ($([ -n "$listen_ssl" ] && echo https || echo http), ${PROTOCOLS:-http1}), $role, config $conf"
 exec "$NGINX" -p "$JOB_WORK_DIR/" -c "$conf" -e stderr

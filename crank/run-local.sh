@@ -4,10 +4,12 @@
 #   crank/run-local.sh [options] [SCENARIO...]
 #   crank/run-local.sh scaling|sweep|ab|ramp|comparisons [options]   the published comparisons (crank/comparisons.sh)
 #   crank/run-local.sh fixed-rate (--max-rps N | --max-from DIR) [options]   open-loop latency (crank/fixedrate.sh)
+#   crank/run-local.sh stepped [options]   TLS and h2 to the proxy at rising offered load until each proxy fails (crank/stepped.sh)
 set -euo pipefail
 CRANK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 case "${1:-}" in
   scaling|sweep|ab|ramp|comparisons) exec "$CRANK_DIR/comparisons.sh" "$@" ;;
   fixed-rate) shift; exec "$CRANK_DIR/fixedrate.sh" "$@" ;;
+  stepped) shift; exec "$CRANK_DIR/stepped.sh" "$@" ;;
 esac
 exec "$CRANK_DIR/runner.sh" run-local "$@"

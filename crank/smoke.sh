@@ -6,14 +6,16 @@
 #
 # Then two short runs of the last scenario, each its own run-local.sh invocation: the fixed-rate load (2 s at
 # SMOKE_RATE requests/s, crank/fixedrate-job.sh) and, with the Downstream origin (nginx as the origin answers GET only),
-# chunked 10 KiB POST bodies with the browser header set (crank/wrk-request.lua).
+# chunked 10 KiB POST bodies with the browser header set (crank/wrk-request.lua). Then HTTP/2 (crank/h2load-job.sh):
+# h2load through nginx over TLS (ALPN h2) and over prior-knowledge h2c, and through llrp-llhttp as well when the
+# published LLRP lists --protocols in its --help (the smoke says so in a line when it does not).
 #
 # usage: crank/smoke.sh [SCENARIO...]     (default: direct llrp-llhttp)
 # Environment: SMOKE_DIR (default artifacts/crank/smoke), SMOKE_DURATION (3 s), SMOKE_CONNECTIONS (16),
 #   SMOKE_OPTIONS (more run-local.sh options, split at spaces, e.g. "--pin-proxy --origin nginx": run-local.sh's
 #   default topology, which the smoke otherwise leaves for --shared),
 #   SMOKE_RATE (500 requests/s: far below what any proxy serves here, so the run checks the job, not the proxy),
-#   SMOKE_EXTRAS (1; 0 skips the https, fixed-rate and POST runs)
+#   SMOKE_EXTRAS (1; 0 skips the https, fixed-rate, POST and HTTP/2 runs)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -78,6 +80,22 @@ if [ "${SMOKE_EXTRAS:-1}" != 0 ]; then
         --request-body-size 10240 --request-body-framing chunked --headers browser --response-size 1024 "$last" || rc=$?
       check "$last, chunked POST" "$dir/post/$last.r1.json" "$dir/post" ;;
   esac
+  # HTTP/2 to the proxy, HTTP/1.1 to the origin: 2 connections x 10 streams.
+  h2_scenarios=(nginx)
+  llrp_exe="$("$root/crank/publish.sh" --exe llrp 2> /dev/null || true)"
+  if [ -n "$llrp_exe" ] && [ -x "$llrp_exe" ] && "$llrp_exe" --help 2> /dev/null | grep -q -- '--protocols'; then
+    h2_scenarios+=(llrp-llhttp)
+  else
+    echo "smoke: no HTTP/2 run through llrp-llhttp: the published LLRP ($([ -n "$llrp_exe" ] && [ -x "$llrp_exe" ] && echo "$llrp_exe" || echo 'not published')) has no --protocols option"
+  fi
+  for scheme in https http; do
+    # shellcheck disable=SC2086
+    "$root/crank/run-local.sh" "${common[@]}" --json-dir "$dir/h2-$scheme" ${SMOKE_OPTIONS:-} \
+      --load h2load --connections 2 --streams 10 --server-scheme "$scheme" "${h2_scenarios[@]}" || rc=$?
+    for s in "${h2_scenarios[@]}"; do
+      check "$s, h2 $([ "$scheme" = https ] && echo 'over TLS (ALPN)' || echo '(h2c)')" "$dir/h2-$scheme/$s.r1.json" "$dir/h2-$scheme"
+    done
+  done
 fi
 
 if [ "$failed" -gt 0 ] || [ "$rc" -ne 0 ]; then

@@ -3,6 +3,7 @@ using LLRP.Analysis;
 // usage: dotnet run --project analysis/Report -- <results-dir> [--out <dir>] [--no-png] [--print-table]
 //        dotnet run --project analysis/Report -- --comparisons <results-dir> [--out <dir>] [--no-png]
 //        dotnet run --project analysis/Report -- --fixed-rate <results-dir> [--out <dir>] [--no-png]
+//        dotnet run --project analysis/Report -- --stepped <results-dir> [--out <dir>] [--no-png]
 //        dotnet run --project analysis/Report -- --headline <sitting-dir>...
 //        dotnet run --project analysis/Report -- --tls-layer <dir http→http> <dir https→http> [<dir https→https>] --out <dir> [--no-png]
 // Reads every crank --json / run-local.sh result under <results-dir> (recursively) and writes <dir>/report.md
@@ -20,6 +21,11 @@ if (args is ["--comparisons", ..])
 if (args is ["--fixed-rate", ..])
 {
     return FixedRate.Run(args[1..]);
+}
+// The stepped comparison (crank/stepped.sh) has its own report too: stepped.md.
+if (args is ["--stepped", ..])
+{
+    return Stepped.Run(args[1..]);
 }
 // The README's headline table from one or more sittings, printed (analysis/headline.sh writes it into README.md).
 if (args is ["--headline", ..])

@@ -1,0 +1,229 @@
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+
+namespace LLRP.Analysis;
+
+/// <summary>One run of the stepped comparison (crank/stepped.sh): one proxy at one offered rate.</summary>
+internal sealed record SteppedRun(string Scenario, int Rate, string Round, bool Failed, IReadOnlyDictionary<string, double> Figures);
+
+/// <summary>
+/// The report of the seeds' comparison (crank/stepped.sh writes the runs and stepped.json): HTTP/2 over TLS to each
+/// proxy, the offered load stepped up until the proxy fails; per step and proxy the achieved rate, p99, availability,
+/// the proxy's CPU and its resident memory; where each proxy failed and why; and a chart of each figure against the
+/// offered load.
+/// </summary>
+internal static class Stepped
+{
+    private static readonly CultureInfo Inv = CultureInfo.InvariantCulture;
+
+    public const string Usage = "usage: Report --stepped <results-dir> [--out <dir>] [--no-png]";
+
+    // The proxies of the seeds' comparison first, in the issue's order.
+    private static readonly string[] Order = ["nginx", "haproxy", "llrp-llhttp", "yarp"];
+
+    // The figures of a step: (name in a run's figures, table heading and chart axis, chart file stem). The load job's names come from crank/h2load-job.sh; the proxy's from run-local.sh's /proc samples
+    // of the measured window.
+    internal static readonly (string Name, string Label, string File)[] Figures =
+    [
+        ("h2load/rps/2xx", "achieved 2xx answers/s", "achieved"),
+        ("http/latency/99", "p99 latency (ms)", "p99"),
+        ("h2load/availability", "availability (% 2xx of requests ended)", "availability"),
+        (ProxyCpu, "proxy CPU (% of one core, window average)", "cpu"),
+        (ProxyMemory, "proxy resident memory (MB, window peak)", "memory"),
+    ];
+
+    // The proxy's figures, under names of their own in SteppedRun.Figures (the load job's names keep theirs).
+    internal const string ProxyCpu = "application:proc/cpu/raw/average";
+    internal const string ProxyMemory = "application:benchmarks/working-set";
+
+    /// <summary>Report --stepped DIR [--out DIR] [--no-png]: writes stepped.md (and PNGs). Exit status as Program's.</summary>
+    public static int Run(string[] args)
+    {
+        var command = ReportCommand.Parse(args, Usage, allowPrintTable: false, out var usageExit);
+        if (command is null)
+        {
+            return usageExit;
+        }
+        return ReportCommand.Run(() =>
+        {
+            var plan = ReadPlan(command.ResultsDir);
+            var runs = Read(command.ResultsDir);
+            if (runs.Count == 0)
+            {
+                throw new ReportException($"{command.ResultsDir}: no stepped results (s<rate>/<scenario>.r<round>.json with h2load's figures, as crank/stepped.sh writes)");
+            }
+            Directory.CreateDirectory(command.OutDir);
+            var markdown = Build(runs, plan, command.OutDir, command.Png);
+            var path = Path.Combine(command.OutDir, "stepped.md");
+            File.WriteAllText(path, markdown);
+            Console.WriteLine($"report: {runs.Count} stepped run(s) -> {path}");
+        });
+    }
+
+    /// <summary>stepped.json (crank/stepped.sh): the plan, the thresholds, the command and where each proxy failed.</summary>
+    internal static JsonElement? ReadPlan(string dir)
+    {
+        var file = Path.Combine(dir, "stepped.json");
+        if (!File.Exists(file))
+        {
+            return null;
+        }
+        using var doc = JsonDocument.Parse(File.ReadAllText(file));
+        if (doc.RootElement.ValueKind != JsonValueKind.Object)
+        {
+            throw new ReportException($"{file}: expected a JSON object (crank/stepped.sh's plan)");
+        }
+        return doc.RootElement.Clone();
+    }
+
+    /// <summary>Every DIR/s&lt;rate&gt;/&lt;scenario&gt;.r&lt;round&gt;.json whose load job is h2load's.</summary>
+    public static List<SteppedRun> Read(string dir)
+    {
+        var runs = new List<SteppedRun>();
+        foreach (var folder in Directory.EnumerateDirectories(dir, "s*").Order(StringComparer.Ordinal))
+        {
+            if (!int.TryParse(Path.GetFileName(folder)[1..], NumberStyles.None, Inv, out var rate))
+            {
+                continue;
+            }
+            foreach (var file in Directory.EnumerateFiles(folder, "*.r*.json").Order(StringComparer.Ordinal))
+            {
+                JsonElement root;
+                try
+                {
+                    using var doc = JsonDocument.Parse(File.ReadAllText(file));
+                    root = doc.RootElement.Clone();
+                }
+                catch (JsonException e)
+                {
+                    throw new ReportException($"{file}: not JSON ({e.Message})");
+                }
+                JsonElement? r = root;
+                var jobs = r.Prop("jobResults").Prop("jobs");
+                if (jobs.Prop("load").Prop("results") is not { ValueKind: JsonValueKind.Object } load || !load.TryGetProperty("h2load/rps/2xx", out _))
+                {
+                    continue;
+                }
+                var figures = new Dictionary<string, double>(StringComparer.Ordinal);
+                foreach (var p in load.EnumerateObject())
+                {
+                    if (p.Value.ValueKind == JsonValueKind.Number)
+                    {
+                        figures[p.Name] = p.Value.GetDouble();
+                    }
+                }
+                var app = jobs.Prop("application").Prop("results");
+                foreach (var name in new[] { ProxyCpu, ProxyMemory })
+                {
+                    if (app.FirstNumber(name["application:".Length..]) is { } v)
+                    {
+                        figures[name] = v;
+                    }
+                }
+                var properties = r.Prop("jobResults").Prop("properties");
+                var fileName = Path.GetFileName(file);
+                var scenario = properties.Prop("scenario").Text() ?? fileName[..fileName.IndexOf(".r", StringComparison.Ordinal)];
+                var round = properties.Prop("round").Text() ?? "1";
+                var failed = (r.Prop("returnCode").Number() ?? 0) != 0;
+                runs.Add(new SteppedRun(scenario, rate, round, failed, figures));
+            }
+        }
+        return runs;
+    }
+
+    /// <summary>The median over a step's successful runs of one figure, or null.</summary>
+    internal static double? Median(IEnumerable<SteppedRun> runs, string figure) =>
+        Stats.Median(runs.Where(r => !r.Failed).Select(x => x.Figures.TryGetValue(figure, out var v) ? v : (double?)null));
+
+    private static string Cell(string figure, double? v) => figure switch
+    {
+        "h2load/rps/2xx" => Format.N0(v),
+        "h2load/availability" => Format.F(v, 3),
+        _ => Format.Auto(v),
+    };
+
+    public static string Build(IReadOnlyList<SteppedRun> runs, JsonElement? plan, string outDir, bool png)
+    {
+        var md = new StringBuilder();
+        md.Append("# Stepped comparison: HTTP/2 over TLS, offered load stepped up to failure\n\n");
+        md.Append("The seeds' comparison (crank/stepped.sh): h2load speaks HTTP/2 over TLS (ALPN h2) to each proxy, which speaks ")
+          .Append("HTTP/1.1 to the origin with X-Forwarded-For; the load is open loop (h2load --rps), the same offered rate for ")
+          .Append("every proxy at a step, raised step by step until the proxy fails. Per step: the achieved rate of 2xx answers, ")
+          .Append("p99 latency (h2load times a request from when it sent it), availability (2xx and 3xx answers / requests that ")
+          .Append("ended: non-2xx answers and errors lower it), and the proxy's CPU and resident memory over the measured window. ")
+          .Append("Medians over rounds; a run whose load job failed is left out and counted.\n\n");
+        if (plan is { } p)
+        {
+            md.Append(Inv, $"A proxy fails a step below {Prop(p, "failAchievedPercent")} % of the offered rate achieved or below ")
+              .Append(Inv, $"{Prop(p, "failAvailabilityPercent")} % availability, and is not offered the next steps. ")
+              .Append(Inv, $"Command: `{Format.Inline(Prop(p, "command"))}`.\n\n");
+        }
+        var failedRuns = runs.Count(r => r.Failed);
+        if (failedRuns > 0)
+        {
+            md.Append(Inv, $"**{failedRuns} run(s) failed** (their load job did not complete) and are left out.\n\n");
+        }
+
+        var rates = runs.Select(r => r.Rate).Distinct().Order().ToList();
+        var scenarios = Order.Where(s => runs.Any(r => r.Scenario == s))
+            .Concat(runs.Select(r => r.Scenario).Distinct().Where(s => !Order.Contains(s)).Order(StringComparer.Ordinal)).ToList();
+        JsonElement? failedAt = plan is { } pl && pl.TryGetProperty("failedAt", out var f) && f.ValueKind == JsonValueKind.Object ? f : null;
+
+        md.Append("## Where each proxy failed\n\n| proxy | highest step passed (req/s offered) | highest achieved (2xx/s) | failed at (req/s offered) | why |\n|---|--:|--:|--:|---|\n");
+        foreach (var s in scenarios)
+        {
+            var mine = runs.Where(r => r.Scenario == s).ToList();
+            int? failRate = null;
+            var why = "";
+            if (failedAt is { } fa && fa.TryGetProperty(s, out var entry))
+            {
+                failRate = entry.TryGetProperty("rate", out var fr) && fr.ValueKind == JsonValueKind.Number ? fr.GetInt32() : null;
+                why = entry.TryGetProperty("reason", out var rr) && rr.ValueKind == JsonValueKind.String ? rr.GetString() ?? "" : "";
+            }
+            var passed = mine.Select(r => r.Rate).Distinct().Where(x => failRate is null || x < failRate).DefaultIfEmpty().Max();
+            var best = rates.Select(x => Median(mine.Where(r => r.Rate == x), "h2load/rps/2xx")).OfType<double>().DefaultIfEmpty(double.NaN).Max();
+            md.Append(Inv, $"| {s} | {(passed == 0 ? Format.None : Format.N0(passed))} | {Format.N0(best)} | {(failRate is { } fr2 ? Format.N0(fr2) : "not within the steps")} | {Format.Inline(why)} |\n");
+        }
+        md.Append('\n');
+
+        foreach (var (name, label, _) in Figures)
+        {
+            md.Append(Inv, $"## {char.ToUpperInvariant(label[0])}{label[1..]}\n\n| proxy |");
+            foreach (var rate in rates)
+            {
+                md.Append(Inv, $" {Format.N0(rate)}/s |");
+            }
+            md.Append("\n|---|").Append(string.Concat(rates.Select(_ => "--:|"))).Append('\n');
+            foreach (var s in scenarios)
+            {
+                md.Append(Inv, $"| {s} |");
+                foreach (var rate in rates)
+                {
+                    var cell = runs.Where(r => r.Scenario == s && r.Rate == rate).ToList();
+                    md.Append(Inv, $" {(cell.Count == 0 ? Format.None : Cell(name, Median(cell, name)))} |");
+                }
+                md.Append('\n');
+            }
+            md.Append('\n');
+            if (png && rates.Count > 0)
+            {
+                var series = scenarios.Select(s => new Series(s,
+                    rates.Select(x => Median(runs.Where(r => r.Scenario == s && r.Rate == x), name)).ToList(), Charts.ColorOf(s))).ToList();
+                var values = series.SelectMany(x => x.Values).OfType<double>().Where(v => v > 0).ToList();
+                // p99 on a log scale once it spans more than a decade (a failing proxy's tail is orders above the rest).
+                var logY = name == "http/latency/99" && values.Count > 0 && values.Max() / values.Min() > 10;
+                var chart = Charts.LineChart($"Stepped comparison: {label}", "HTTP/2 over TLS to the proxy, against the offered load (h2load --rps)",
+                    "offered requests/s", logY ? $"{label}, log scale" : label, [.. rates.Select(x => x.ToString("N0", Inv))], series, logY,
+                    yFloor: logY ? null : 0, referenceY: name == "h2load/availability" ? 100 : null);
+                var file = $"stepped-{Figures.First(x => x.Name == name).File}.png";
+                chart.SavePng(Path.Combine(outDir, file));
+                md.Append(Inv, $"![{label} against the offered load]({file})\n\n");
+            }
+        }
+        return md.ToString();
+    }
+
+    private static string Prop(JsonElement e, string name) =>
+        e.TryGetProperty(name, out var v) ? (v.ValueKind == JsonValueKind.String ? v.GetString() ?? "" : v.GetRawText()) : "?";
+}
