@@ -103,6 +103,19 @@ public sealed class H2LoadOptionsTests
     }
 
     /// <summary>"ENV|ARGS", each joined with spaces.</summary>
+    [Fact]
+    public void TheRunLineSaysWhatEachLoadOffered()
+    {
+        static string LineOf(string results) => RunSummary.Line(System.Text.Json.Nodes.JsonNode.Parse(
+            """{"jobResults":{"jobs":{"load":{"results":""" + results + """},"application":{"results":{}}}}}""")!, "proxy");
+        Assert.Contains("p99.9 3 ms, ", LineOf("""{"http/latency/99.9":3}"""), StringComparison.Ordinal);
+        Assert.Contains("p99.9 3 ms (offered 500 req/s, missed 2), ",
+            LineOf("""{"http/latency/99.9":3,"fixedrate/rate":500,"fixedrate/missed":2}"""), StringComparison.Ordinal);
+        Assert.Contains("p99.9 3 ms (offered 4000 req/s, sent 3998 req/s), ",
+            LineOf("""{"http/latency/99.9":3,"h2load/rate":4000,"h2load/sent":3998.4}"""), StringComparison.Ordinal);
+        Assert.DoesNotContain("p99.9", LineOf("""{"http/latency/99":3}"""), StringComparison.Ordinal);
+    }
+
     private static string Pair((string[] Env, string[] Args) p) => string.Join(' ', p.Env) + "|" + string.Join(' ', p.Args);
 }
 
