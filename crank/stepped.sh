@@ -65,8 +65,8 @@ while [ $# -gt 0 ]; do
     --load|--rate|--json-dir|--server-scheme|--dry-run) die "$1 is set by this script (or has no meaning per step)" ;;
     # run-local.sh's options without a value; every other one takes the next word.
     --pin-proxy|--pin|--shared|--own-sessions|--pgo|--nopgo|--fallback|--no-install) pass+=("$1"); shift ;;
-    -*) [ $# -ge 2 ] || die "$1 needs a value"; pass+=("$1" "$2"); shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) [ $# -ge 2 ] || die "$1 needs a value"; pass+=("$1" "$2"); shift 2 ;;
     *)
       known=0
       for s in "${ALL[@]}"; do [ "$s" = "$1" ] && known=1; done

@@ -8,8 +8,11 @@ internal static class Help
                crank/run-local.sh scaling|sweep|ab|ramp|comparisons [options]   the published comparisons (crank/comparisons.sh)
                crank/run-local.sh fixed-rate (--max-rps N | --max-from DIR) [options]   open-loop latency at 25/50/75/90 % of a
                           measured maximum (crank/fixedrate.sh)
+               crank/run-local.sh stepped [options]   the seeds' comparison: TLS and h2 to the proxy, X-Forwarded-For on, the
+                          offered load stepped up until each proxy fails (crank/stepped.sh)
           SCENARIO        direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext
-                          llrp-yarp httpclientproxy yarp (default: every one that can run here)
+                          llrp-yarp httpclientproxy yarp (default: every one that can run here); also llrp-kestrel-h1
+                          (llhttp behind LLRP's Kestrel HTTP/1.1 front end, as --front-end kestrel; run only when named)
           --rounds N      interleaved rounds (default 3): round 1 runs A B C D, round 2 A D C B, round 3 C D A B, ...
                           (analysis/Runner, Rounds.Order: no scenario always runs first, last or right after the same one)
           --round-offset K  run round R in round R+K's order (default 0; analysis/sweep.sh runs one round per call and
@@ -21,7 +24,8 @@ internal static class Help
                           --warm-jit methods compiled in 3 s), at most S seconds in all; a run that reaches S is
                           flagged (default 60; 0 or <= --warmup: fixed warm-up)
           --warm-jit N    the JIT is quiet at N methods or fewer in 3 s (default 2)
-          --connections C load connections (default 64: 2-core box, see README)
+          --connections C load connections (default 64: 2-core box, see README; with --load h2load the cores of this
+                          machine, the .NET lab's one connection per core)
           --load-threads T  wrk threads (default 1; benchmarks.yml's loadThreads; "--threads" was this before the proxies
                           had a thread count, and is refused so that an old command line cannot change meaning silently)
           --proxy-threads N  every proxy's threads or processes (benchmarks.yml's threads; default 1): nginx
@@ -37,10 +41,21 @@ internal static class Help
           --downstream-scheme S  http (default) or https: the proxy speaks TLS to the origin (downstreamScheme). Every
                           proxy and origin of the run presents one self-signed ECDSA P-256 certificate made for it
                           (crank/tls-cert.sh, in the run's tls/ folder) and trusts only it downstream
-          --load L        wrk (default: closed loop, crank/wrk-job.sh) or fixedrate (open loop at --rate requests/s,
-                          crank/fixedrate-job.sh; fixed warm-up, no adaptive one). crank/fixedrate.sh runs it at 25/50/75/90 %
-                          of a measured maximum
-          --rate R        fixedrate: offered requests/s over all connections (benchmarks.yml's rate)
+          --load L        wrk (default: closed loop, crank/wrk-job.sh), fixedrate (open loop at --rate requests/s,
+                          crank/fixedrate-job.sh; fixed warm-up, no adaptive one; crank/fixedrate.sh runs it at 25/50/75/90 %
+                          of a measured maximum) or h2load (HTTP/2 from the load, crank/h2load-job.sh: closed loop, -c
+                          connections with --streams streams each; open loop with --rate; no direct scenario: the origin
+                          speaks HTTP/1.1; refuses --headers handshake and chunked bodies)
+          --rate R        fixedrate: offered requests/s over all connections (benchmarks.yml's rate); h2load: open loop at R
+          --streams N     h2load only: concurrent streams per connection (benchmarks.yml's streams; default 100, the .NET
+                          lab's, with --connections defaulting to the cores: crank/README.md, "HTTP/2")
+          --protocols P   what every proxy's listener speaks (benchmarks.yml's protocols): http1, h2 or http1,h2; on https
+                          ALPN chooses, on http h2 is prior-knowledge h2c (http1,h2 needs https; h2 on http needs
+                          --load h2load). Default: nothing passed (HTTP/1.1), except with --load h2load: http1,h2 on
+                          https, h2 on http. nginx and HAProxy get PROTOCOLS, LLRP --protocols, full YARP and
+                          HttpClientProxy Kestrel's EndpointDefaults:Protocols; the origin always gets HTTP/1.1
+          --front-end F   LLRP's front end, raw (LLRP's default) or kestrel, passed to every LLRP scenario (benchmarks.yml's
+                          frontEnd; LLRP's option name is in crank/lib-protocols.sh)
           --json-dir DIR  where the JSON files go (default artifacts/crank/<date>-<time>)
           Topology (default, without crank on one machine of 2+ CPUs: --pin-proxy --origin nginx, the README
           headline's; with crank, --agents, --netns or 1 CPU: unpinned, Downstream as the origin):

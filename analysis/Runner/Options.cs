@@ -15,6 +15,9 @@ internal sealed class Options
 {
     public static readonly string[] AllScenarios =
         ["direct", "nginx", "haproxy", "llrp-llhttp", "llrp-httpclient", "llrp-httpclientwithcontext", "llrp-yarp", "httpclientproxy", "yarp"];
+    // Scenarios run only when named: llhttp behind LLRP's Kestrel front end (benchmarks.yml's llrp-kestrel-h1), a
+    // layer of the layer table rather than one of the comparison's proxies.
+    public static readonly string[] NamedScenarios = ["llrp-kestrel-h1"];
 
     // Warm-up: full YARP, the slowest .NET variant to reach tier-1 code, needed ~20 s of load on the shared 2-core box
     // before its CPU us/request stopped falling (docs/methodology.md, "Warm-up"); crank's own default, 15 s, is the
@@ -28,6 +31,12 @@ internal sealed class Options
     public int BodySize;
     public string BodyFraming = "content-length", Headers = "plaintext", Load = "wrk", Rate = "";
     public string ServerScheme = "http", DownstreamScheme = "http";
+    // HTTP/2 (crank/README.md, "HTTP/2"): streams per h2load connection, 100 as in the .NET team's proxy lab (also
+    // Kestrel's and HAProxy's default limit of concurrent streams); the proxies' protocols (Protocols.Resolve); LLRP's
+    // front end (empty: LLRP's default, raw). ConnectionsGiven: h2load's default connections are the cores instead of 64.
+    public int Streams = 100;
+    public string Protocols = "", FrontEnd = "";
+    public bool ConnectionsGiven, StreamsGiven;
     public string JsonDir = "", Pin = "", Origin = "", Pgo = "";
     public bool Shared, DryRun, OwnSessions, UseCrank = true, Install = true, Report = true;
     public int ProxyPort = 8080, DownstreamPort = 8081;
@@ -68,7 +77,10 @@ internal static partial class OptionParser
         Int("--round-offset", (o, v) => o.RoundOffset = v),
         Int("--duration", (o, v) => o.Duration = v),
         Int("--warmup", (o, v) => o.Warmup = v),
-        Int("--connections", (o, v) => o.Connections = v),
+        Int("--connections", (o, v) => (o.Connections, o.ConnectionsGiven) = (v, true)),
+        Int("--streams", (o, v) => (o.Streams, o.StreamsGiven) = (v, true)),
+        Value("--protocols", (o, v) => o.Protocols = NonEmpty("--protocols", v)),
+        Choice("--front-end", ["raw", "kestrel"], (o, v) => o.FrontEnd = v),
         Flag("--threads", _ => throw new UsageException(
             "--threads is ambiguous now: --load-threads T for wrk's threads, --proxy-threads N for the proxies'")),
         Int("--load-threads", (o, v) => o.LoadThreads = v),
@@ -80,7 +92,7 @@ internal static partial class OptionParser
         Choice("--headers", ["plaintext", "browser", "handshake", "none"], (o, v) => o.Headers = v),
         Choice("--server-scheme", ["http", "https"], (o, v) => o.ServerScheme = v),
         Choice("--downstream-scheme", ["http", "https"], (o, v) => o.DownstreamScheme = v),
-        Choice("--load", ["wrk", "fixedrate"], (o, v) => o.Load = v),
+        Choice("--load", ["wrk", "fixedrate", "h2load"], (o, v) => o.Load = v),
         Value("--rate", (o, v) => o.Rate = WholeNumber("--rate", v).ToString(CultureInfo.InvariantCulture)),
         Value("--json-dir", (o, v) => o.JsonDir = NonEmpty("--json-dir", v)),
         Int("--steady-tolerance", (o, v) => o.SteadyTolerance = v),
@@ -204,13 +216,13 @@ internal static partial class OptionParser
             {
                 throw new UsageException($"unknown option {a}");
             }
-            else if (Options.AllScenarios.Contains(a))
+            else if (Options.AllScenarios.Contains(a) || Options.NamedScenarios.Contains(a))
             {
                 o.Scenarios.Add(a);
             }
             else
             {
-                throw new UsageException($"unknown scenario '{a}' ({string.Join(' ', Options.AllScenarios)})");
+                throw new UsageException($"unknown scenario '{a}' ({string.Join(' ', Options.AllScenarios.Concat(Options.NamedScenarios))})");
             }
         }
         Check(o);
@@ -223,7 +235,9 @@ internal static partial class OptionParser
         {
             throw new UsageException("rounds, duration, connections, load threads and proxy threads must be >= 1");
         }
-        Require(o.LoadThreads <= o.Connections, "wrk needs connections >= threads");
+        Require(o.Streams >= 1, "--streams must be >= 1");
+        // h2load's connections default to the load machine's cores (Plan), so its threads are checked there.
+        Require(o.Load == "h2load" || o.LoadThreads <= o.Connections, "wrk needs connections >= threads");
         Require(o.Path.StartsWith('/'), "--path must start with /");
         if (o.ResponseSize.Length > 0)
         {
@@ -238,14 +252,28 @@ internal static partial class OptionParser
             Require(o.BodySize == 0 || o.BodyFraming == "content-length",
                 "--load fixedrate sends bodies with Content-Length only (h2load); chunked is wrk's");
         }
+        else if (o.Load == "h2load")
+        {
+            Require(o.Headers != "handshake", "--headers handshake (Connection: close) has no HTTP/2 meaning; --load h2load refuses it");
+            Require(o.BodySize == 0 || o.BodyFraming == "content-length", "--load h2load sends bodies in DATA frames; chunked framing is wrk's");
+            Require(o.Rate.Length == 0 || int.Parse(o.Rate, CultureInfo.InvariantCulture) >= 1, "--rate must be >= 1");
+        }
         else
         {
-            Require(o.Rate.Length == 0, "--rate is for --load fixedrate");
+            Require(o.Rate.Length == 0, "--rate is for --load fixedrate or h2load");
         }
+        Require(o.Load == "h2load" || !o.StreamsGiven, "--streams is for --load h2load (wrk and the fixed-rate load speak HTTP/1.1)");
+        o.Protocols = Protocols.Resolve(o.Load, o.ServerScheme, o.Protocols);
         o.ExplicitScenarios = o.Scenarios.Count > 0;
         if (!o.ExplicitScenarios)
         {
             o.Scenarios.AddRange(Options.AllScenarios);
+        }
+        if (o.Load == "h2load" && o.Scenarios.Contains("direct"))
+        {
+            // direct would send h2 to the origin, which speaks HTTP/1.1 here.
+            Require(!o.ExplicitScenarios, "--load h2load has no direct scenario: the origin speaks HTTP/1.1");
+            o.Scenarios.Remove("direct");
         }
         if (o.Agents.Count > 0 && o.Netns.Count > 0)
         {

@@ -58,6 +58,15 @@ internal sealed class Plan
     {
         O = o;
         Machine = machine;
+        // h2load's shape is the .NET lab's: one connection per core of the load machine (this one), --streams each.
+        if (o.Load == "h2load" && !o.ConnectionsGiven)
+        {
+            o.Connections = Math.Max(machine.Nproc, 1);
+        }
+        if (o.Load == "h2load" && o.LoadThreads > o.Connections)
+        {
+            throw new UsageException("h2load needs connections >= threads");
+        }
         Mode = o.UseCrank && machine.CrankBin is not null ? "crank" : "fallback";
         // The default is the README headline's (--pin-proxy --origin nginx) wherever it can run: the fallback on one
         // machine with 2 CPUs or more. Elsewhere (crank, several machines or namespaces, 1 CPU) the shared topology.
@@ -140,7 +149,13 @@ internal sealed class Plan
             + $"at most {O.SteadyRetries} retries per unsteady run{(O.Report ? "; then the report (~1 min)" : "")}";
     }
 
-    public string LoadText => $"{(O.Load == "wrk" ? $"wrk -t {O.LoadThreads}" : $"fixed rate {O.Rate}/s")} -c {O.Connections}";
+    /// <summary>The load in words, with the proxies' protocols when any are passed.</summary>
+    public string LoadText => O.Load switch
+    {
+        "wrk" => $"wrk -t {O.LoadThreads}",
+        "h2load" => $"h2load -t {O.LoadThreads} -m {O.Streams}{(O.Rate.Length > 0 ? $" at {O.Rate}/s" : "")}",
+        _ => $"fixed rate {O.Rate}/s",
+    } + $" -c {O.Connections}{(O.Protocols.Length > 0 ? $", protocols {O.Protocols}" : "")}{(O.FrontEnd.Length > 0 ? $", LLRP front end {O.FrontEnd}" : "")}";
 
     /// <summary>--dry-run's plan (after the two log lines every run prints).</summary>
     public string DryRun()

@@ -31,6 +31,15 @@ internal sealed class RunLocal
             Path.Combine(rl._crankDir, "fixedrate-job.sh"), "-w", I(rl._o.Warmup), "-d", I(rl._o.Duration),
             "-c", I(rl._o.Connections), "--rate", rl._o.Rate, .. common, url,
         ],
+        // HTTP/2: closed loop of -c connections x -m streams, or open loop at --rate; the adaptive warm-up as wrk's.
+        // Bodies go in DATA frames, so the framing option is wrk's alone.
+        ["h2load"] = (rl, url, _) =>
+        [
+            Path.Combine(rl._crankDir, "h2load-job.sh"), "-w", I(rl._o.Warmup), .. rl._warmArgs, "-d", I(rl._o.Duration),
+            "-t", I(rl._o.LoadThreads), "-c", I(rl._o.Connections), "-m", I(rl._o.Streams),
+            .. rl._o.Rate.Length > 0 ? ["--rate", rl._o.Rate] : Array.Empty<string>(),
+            "--headers", rl._o.Headers, "--body-size", I(rl._o.BodySize), "--max-errors", rl._yml["maxErrors"], url,
+        ],
     };
 
     private readonly Options _o;
@@ -66,6 +75,7 @@ internal sealed class RunLocal
     public static int Run(IReadOnlyList<string> args, string root, Machine? machine = null)
     {
         Options o;
+        Plan plan;
         try
         {
             o = OptionParser.Parse(args);
@@ -75,13 +85,13 @@ internal sealed class RunLocal
                 return 0;
             }
             CheckNamespaces(o);
+            plan = new Plan(o, machine ?? DetectMachine(root));
         }
         catch (UsageException e)
         {
             Console.Error.WriteLine($"run-local: {e.Message}{(e.SeeHelp ? " (see --help)" : "")}");
             return 2;
         }
-        var plan = new Plan(o, machine ?? DetectMachine(root));
         var run = new RunLocal(o, plan, root, args);
         if (!run.ResolveAddresses())
         {
@@ -332,7 +342,7 @@ internal sealed class RunLocal
         }
         string? fatal = Shell.Which("jq") is null ? "jq is required"
             : Shell.Which("wrk") is null ? "wrk is required (apt-get install -y wrk)"
-            : _o.Load != "wrk" && Shell.Which("h2load") is null ? "--load fixedrate needs h2load (apt-get install -y nghttp2-client)"
+            : _o.Load != "wrk" && Shell.Which("h2load") is null ? $"--load {_o.Load} needs h2load (apt-get install -y nghttp2-client)"
             : null;
         if (_plan.Origin == "nginx" && !File.Exists("/usr/sbin/nginx"))
         {
@@ -489,6 +499,9 @@ internal sealed class RunLocal
             ["presetHeaders"] = _o.Headers,
             ["load"] = _o.Load,
             ["rate"] = _o.Rate.Length == 0 ? null : JsonValue.Create(int.Parse(_o.Rate, CultureInfo.InvariantCulture)),
+            ["streams"] = _o.Load == "h2load" ? _o.Streams : null,
+            ["protocols"] = _o.Protocols,
+            ["frontEnd"] = _o.FrontEnd,
             ["path"] = _o.Path,
             ["pinned"] = _plan.PinningShort != "none",
             ["pinning"] = _plan.PinningShort,
@@ -602,7 +615,7 @@ internal sealed class RunLocal
     private void CrankRun(string s, int r, List<string> machineArgs)
     {
         var output = Path.Combine(_jsonDir, $"{s}.r{r}.json");
-        // The fixed-rate load has its own scenarios in benchmarks.yml (fixedrate-<scenario>).
+        // The fixed-rate and h2load loads have their own scenarios in benchmarks.yml (fixedrate-<scenario>, h2load-<scenario>).
         var scenario = _o.Load == "wrk" ? s : $"{_o.Load}-{s}";
         List<string> args =
         [
@@ -654,6 +667,16 @@ internal sealed class RunLocal
         yield return ("warmup", I(_o.Warmup));
         yield return ("duration", I(_o.Duration));
         yield return ("path", _o.Path);
+        yield return ("streams", I(_o.Streams));
+        // Only when given: an empty value would override the scenario's own (h2load-*'s protocols, llrp-kestrel-h1's frontEnd).
+        if (_o.Protocols.Length > 0)
+        {
+            yield return ("protocols", _o.Protocols);
+        }
+        if (_o.FrontEnd.Length > 0)
+        {
+            yield return ("frontEnd", _o.FrontEnd);
+        }
         yield return ("serverPort", I(_o.ProxyPort));
         yield return ("downstreamPort", I(_o.DownstreamPort));
     }
@@ -736,8 +759,13 @@ internal sealed class RunLocal
             "llrp-httpclient" => "httpclient",
             "llrp-httpclientwithcontext" => "httpclient-httpcontext",
             "llrp-yarp" => "yarp",
+            "llrp-kestrel-h1" => "llhttp",
             _ => "",
         };
+        // LLRP's front end: the scenario's own (llrp-kestrel-h1), else --front-end.
+        var frontEnd = s == "llrp-kestrel-h1" ? "kestrel" : _o.FrontEnd;
+        // --protocols and the front end, as each kind of proxy takes them.
+        var (protoEnv, protoArgs) = Protocols.ProxyArgs(kind, app, _o.Protocols, frontEnd, Protocols.FrontEndOption(_crankDir));
         var targetPort = kind == "none" ? _o.DownstreamPort : _o.ProxyPort;
         // --pin: the load on CPU 0, proxy and origin on CPU 1; --pin-proxy: the proxy alone on CPU 1.
         string[] cpu0 = ["taskset", "-c", "0"], cpu1 = ["taskset", "-c", "1"];
@@ -810,13 +838,13 @@ internal sealed class RunLocal
                 Directory.CreateDirectory(Path.Combine(logs, $"{tag}.nginx"));
                 appCmd = ["env", $"LISTEN_ADDRESS={_srvListen}", $"LISTEN_PORT={_o.ProxyPort}", $"DOWNSTREAM_ADDRESS={_dsTarget}",
                     $"DOWNSTREAM_PORT={_o.DownstreamPort}", $"JOB_WORK_DIR={logs}/{tag}.nginx", $"NGINX_WORKERS={threads}",
-                    .. serverTls, .. downstreamCa, Path.Combine(_crankDir, "nginx-job.sh")];
+                    .. serverTls, .. downstreamCa, .. protoEnv, Path.Combine(_crankDir, "nginx-job.sh")];
                 ready = "nginx-job: ready";
                 break;
             case "haproxy":
                 appCmd = ["env", $"LISTEN_ADDRESS={_srvListen}", $"LISTEN_PORT={_o.ProxyPort}", $"DOWNSTREAM_ADDRESS={_dsTarget}",
                     $"DOWNSTREAM_PORT={_o.DownstreamPort}", $"HAPROXY_THREADS={threads}", .. serverTls, .. downstreamCa,
-                    Path.Combine(_crankDir, "haproxy-job.sh")];
+                    .. protoEnv, Path.Combine(_crankDir, "haproxy-job.sh")];
                 ready = "haproxy-job: ready";
                 break;
             case "dotnet":
@@ -863,7 +891,7 @@ internal sealed class RunLocal
                 {
                     env.Add($"DOTNET_PROCESSOR_COUNT={threads}");
                 }
-                appCmd.AddRange(["--statsInterval", "1", "--statsWindow", I(_o.Duration)]);
+                appCmd.AddRange(["--statsInterval", "1", "--statsWindow", I(_o.Duration), .. protoArgs]);
                 ready = "Application started.";
                 break;
         }
@@ -898,6 +926,10 @@ internal sealed class RunLocal
         if (Shell.Which("curl") is not null)
         {
             string[] curlTls = targetScheme == "http" ? [] : ["--cacert", $"{_tlsDir}/ca.pem"];
+            if (kind != "none")
+            {
+                curlTls = [.. curlTls, .. Protocols.Curl(_o.Protocols, targetScheme)];
+            }
             firstStatus = ProcessGroups.Run([.. _inLoad, "curl", "-s", .. curlTls, "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", url],
                 TimeSpan.FromSeconds(15)).Out.Trim();
             if (!firstStatus.StartsWith('2'))
@@ -910,7 +942,7 @@ internal sealed class RunLocal
         _warmArgs = [];
         List<string> warmEnv = [];
         var loadLimit = _o.Warmup + _o.Duration + 60;
-        if (kind == "dotnet" && _o.WarmupMax > 0 && _o.Load == "wrk")
+        if (kind == "dotnet" && _o.WarmupMax > 0 && _o.Load != "fixedrate")
         {
             File.Delete(Path.Combine(logs, $"{tag}.jit-state"));
             _warmArgs = ["--warmup-max", I(_o.WarmupMax)];
@@ -977,6 +1009,18 @@ internal sealed class RunLocal
         if (client.Length > 0)
         {
             vars["client"] = client;
+        }
+        if (_o.Load == "h2load")
+        {
+            vars["streams"] = _o.Streams;
+        }
+        if (_o.Protocols.Length > 0)
+        {
+            vars["protocols"] = _o.Protocols;
+        }
+        if (frontEnd.Length > 0 && app == "llrp")
+        {
+            vars["frontEnd"] = frontEnd;
         }
         var sampleLines = File.ReadAllLines(samples);
         var loadJob = JobJson("load", loadLog, null, requests, vars);

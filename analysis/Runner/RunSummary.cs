@@ -23,7 +23,11 @@ internal static class RunSummary
         var line = $"{rps} rps, p50 {Raw(load, "http/latency/50")} ms, p99 {Raw(load, "http/latency/99")} ms, ";
         if (load?["http/latency/99.9"] is not null)
         {
-            line += $"p99.9 {Raw(load, "http/latency/99.9")} ms (offered {Raw(load, "fixedrate/rate")} req/s, missed {Raw(load, "fixedrate/missed")}), ";
+            // The open loops say what they offered: the fixed-rate job and missed requests, h2load what it really sent.
+            var offered = load?["fixedrate/rate"] is not null
+                ? $" (offered {Raw(load, "fixedrate/rate")} req/s, missed {Raw(load, "fixedrate/missed")})"
+                : load?["h2load/rate"] is not null ? $" (offered {Raw(load, "h2load/rate")} req/s, sent {Rounded(load, "h2load/sent", 0)} req/s)" : "";
+            line += $"p99.9 {Raw(load, "http/latency/99.9")} ms{offered}, ";
         }
         line += $"{Rounded(main, "proc/cpu/per-request", 2)} us CPU/request ({who}), ";
         var ok = Num(main, "steady/ok");
