@@ -4,7 +4,8 @@
 # Downstream origin on loopback. Every run must end with every request done and answered 2xx, no failed, errored or
 # timed-out request, and h2load saying it negotiated h2. Where the answer's size is known (the origin's fixed body,
 # /?s=N, and /echo, which returns the request body verbatim), the DATA bytes h2load received must be exactly
-# requests x size, so a truncated or duplicated body fails the run too.
+# requests x size, so a truncated or duplicated body fails the run too. LLRP's own count on shutdown must agree: every
+# request served, none rejected or failed.
 #
 # Per variant and mode: GETs of the origin's default 10-byte body, then 1 KiB and 64 KiB responses, then POSTs of a
 # 64 KiB body (h2load -d) to /echo. Bounded: a fixed request count per run and a timeout per h2load call; this checks
@@ -135,6 +136,17 @@ for client in "${clients[@]}"; do
     run "$client $mode POST 64 KiB to /echo" "$dir/logs/h2load-$client-$mode-post.log" "$want" $((large_requests * large_size)) \
       -n "$large_requests" -d "$body" "$base/echo"
     stop_group "$proxy_pid" 10
+    # LLRP's own count on shutdown ("LLRP served N requests, rejected R, failed F, ..."): every request h2load sent
+    # reached it as an exchange, none was refused or failed on the proxy's side.
+    sent=$((2 * requests + 2 * large_requests))
+    summary="$(grep -oE 'LLRP served [0-9]+ requests, rejected [0-9]+, failed [0-9]+' "$log" || true)"
+    if [ "$summary" = "LLRP served $sent requests, rejected 0, failed 0" ]; then
+      echo "h2load-variants: ok   $client $mode: $summary"
+      passed=$((passed + 1))
+    else
+      echo "h2load-variants: FAIL $client $mode: LLRP said '${summary:-nothing}', expected $sent served, 0 rejected, 0 failed (see $log)"
+      failed=$((failed + 1))
+    fi
   done
 done
 
