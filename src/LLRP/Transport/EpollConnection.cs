@@ -41,10 +41,10 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
     // Created only by a DisposeAsync that must wait for the queued ConnectionClosed callback, so an open connection
     // holds none.
     private TaskCompletionSource? _closedFired;
-    private readonly Lock _shutdownLock = new();
     private IDictionary<object, object?>? _items;
+    // Set once, by the first close (a compare-exchange, so an idle connection holds no lock object for it): what a read
+    // still waiting reports, and the sign that the socket is closed.
     private volatile Exception? _shutdownReason;
-    private bool _socketClosed;
     // ConnectionClosed: 0 not fired, 1 queued to the thread pool, 2 fired by DisposeAsync, 3 fired by the queued callback.
     private int _closedState;
 
@@ -124,16 +124,11 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
 
     private void CloseSocket(Exception? reason)
     {
-        lock (_shutdownLock)
+        // Null only when the app completed its output: nobody sees this one but a read that was still waiting.
+        var closing = reason ?? new ConnectionAbortedException("The connection's output was completed.");
+        if (Interlocked.CompareExchange(ref _shutdownReason, closing, null) is not null)
         {
-            if (_socketClosed)
-            {
-                return;
-            }
-
-            _socketClosed = true;
-            // Null only when the app completed its output: nobody sees this one but a read that was still waiting.
-            _shutdownReason = reason ?? new ConnectionAbortedException("The connection's output was completed.");
+            return;
         }
 
         _writer.OnSocketClosed();
