@@ -107,6 +107,8 @@ public sealed class HeaderFieldTests(DefaultProxies farm) : IClassFixture<Defaul
         "X-Foo:\tx\t\r\n",
         "X-Empty:\r\n",
         "X-Empty: \r\n",
+        // The shortest field line there is; one that crossed reads was once refused (RequestSplitTests cuts it everywhere).
+        "X:\r\n",
         "My-Custom-Header.!#$%&'*+^_`|~0123456789: tchars\r\n",
         "X-Multi: a\r\nX-Multi: b\r\n",
         "Proxy-Authorization: Basic Zm9vOmJhcg==\r\n",

@@ -131,7 +131,8 @@ internal sealed class RequestHead
             return false;
         }
         var before = reader.Consumed;
-        var complete = KestrelParser.ParseHeaders(this, ref reader);
+        // One byte past the limit is enough to see it crossed.
+        var complete = KestrelParser.ParseHeaders(this, ref reader, (int)(_limits.MaxRequestHeadersTotalSize - _headerBytes) + 1);
         _headerBytes += reader.Consumed - before;
         if (_headerBytes > _limits.MaxRequestHeadersTotalSize ||
             (!complete && _headerBytes + reader.Remaining > _limits.MaxRequestHeadersTotalSize))
