@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The seeds' comparison as a scenario (issue 39): HTTP/2 over TLS to the proxy (ALPN h2, the run's self-signed
+# The nginx-vs-Pingora style comparison as a scenario: HTTP/2 over TLS to the proxy (ALPN h2, the run's self-signed
 # certificate), HTTP/1.1 to the origin, X-Forwarded-For on in every proxy, and the offered load stepped up until each
 # proxy fails; at each step p99 latency, availability (non-2xx answers and errors), the proxy's CPU and its resident
 # memory, for nginx, HAProxy, llrp-llhttp and full YARP. Then the report (analysis/Report --stepped: stepped.md and a

@@ -8,7 +8,7 @@ namespace LLRP.Analysis;
 internal sealed record SteppedRun(string Scenario, int Rate, string Round, bool Failed, IReadOnlyDictionary<string, double> Figures);
 
 /// <summary>
-/// The report of the seeds' comparison (crank/stepped.sh writes the runs and stepped.json): HTTP/2 over TLS to each
+/// The report of the stepped comparison (crank/stepped.sh writes the runs and stepped.json): HTTP/2 over TLS to each
 /// proxy, the offered load stepped up until the proxy fails; per step and proxy the achieved rate, p99, availability,
 /// the proxy's CPU and its resident memory; where each proxy failed and why; and a chart of each figure against the
 /// offered load.
@@ -19,7 +19,7 @@ internal static class Stepped
 
     public const string Usage = "usage: Report --stepped <results-dir> [--out <dir>] [--no-png]";
 
-    // The proxies of the seeds' comparison first, in the order.
+    // The peers first (nginx, HAProxy), then LLRP and full YARP.
     private static readonly string[] Order = ["nginx", "haproxy", "llrp-llhttp", "yarp"];
 
     // The figures of a step: (name in a run's figures, table heading and chart axis, chart file stem). The load job's names come from crank/h2load-job.sh; the proxy's from run-local.sh's /proc samples
@@ -147,7 +147,7 @@ internal static class Stepped
     {
         var md = new StringBuilder();
         md.Append("# Stepped comparison: HTTP/2 over TLS, offered load stepped up to failure\n\n");
-        md.Append("The seeds' comparison (crank/stepped.sh): h2load speaks HTTP/2 over TLS (ALPN h2) to each proxy, which speaks ")
+        md.Append("The stepped comparison (crank/stepped.sh): h2load speaks HTTP/2 over TLS (ALPN h2) to each proxy, which speaks ")
           .Append("HTTP/1.1 to the origin with X-Forwarded-For; the load is open loop (h2load --rps), the same offered rate for ")
           .Append("every proxy at a step, raised step by step until the proxy fails. Per step: the achieved rate of 2xx answers, ")
           .Append("p99 latency (h2load times a request from when it sent it), availability (2xx and 3xx answers / requests that ")

@@ -8,7 +8,7 @@ internal static class Help
                crank/run-local.sh scaling|sweep|ab|ramp|comparisons [options]   the published comparisons (crank/comparisons.sh)
                crank/run-local.sh fixed-rate (--max-rps N | --max-from DIR) [options]   open-loop latency at 25/50/75/90 % of a
                           measured maximum (crank/fixedrate.sh)
-               crank/run-local.sh stepped [options]   the seeds' comparison: TLS and h2 to the proxy, X-Forwarded-For on, the
+               crank/run-local.sh stepped [options]   the stepped comparison: TLS and h2 to the proxy, X-Forwarded-For on, the
                           offered load stepped up until each proxy fails (crank/stepped.sh)
           SCENARIO        direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext
                           llrp-yarp httpclientproxy yarp (default: every one that can run here); also llrp-kestrel-h1

@@ -36,6 +36,16 @@ for doc in "$root/README.md" "$root/crank/README.md"; do
   done
 done
 
+# Every scenario run-local runs (analysis/Runner/Options.cs) under every load: with crank, --load fixedrate and h2load
+# run fixedrate-S and h2load-S (h2load has no direct scenario: the origin speaks HTTP/1.1).
+runner_scenarios=$(grep -E 'static readonly string\[\] (AllScenarios|NamedScenarios)' -A1 "$root/analysis/Runner/Options.cs" | grep -oE '"[a-z0-9-]+"' | tr -d '"' | sort -u)
+[ "$(wc -w <<< "$runner_scenarios")" -gt 5 ] || { echo "analysis/Runner/Options.cs: could not read the runner's scenarios"; failed=1; }
+for name in $runner_scenarios; do
+  for scenario in "$name" "fixedrate-$name" $([ "$name" = direct ] || echo "h2load-$name"); do
+    grep -qx -- "$scenario" <<< "$scenarios" || { echo "benchmarks.yml: run-local runs scenario '$scenario' with crank, which benchmarks.yml does not define"; failed=1; }
+  done
+done
+
 [ "$(wc -l <<< "$jobs")" -gt 3 ] && [ "$(wc -l <<< "$scenarios")" -gt 3 ] || { echo "benchmarks.yml: could not read its jobs and scenarios"; failed=1; }
-[ "$failed" = 0 ] && echo "benchmarks.yml: $(wc -w <<< "$refs") job references, $(wc -w <<< "$before") beforeJob commands, docs' scenarios: all defined"
+[ "$failed" = 0 ] && echo "benchmarks.yml: $(wc -w <<< "$refs") job references, $(wc -w <<< "$before") beforeJob commands, docs' and run-local's scenarios: all defined"
 exit "$failed"
