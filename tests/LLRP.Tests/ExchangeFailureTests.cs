@@ -131,6 +131,24 @@ public sealed class ExchangeFailureTests
         Assert.Same(thrown, exchange.FailureOf(thrown));
     }
 
+    // The deadline falls exactly downstreamResponseTimeout after the last progress (the sweep that acts on it runs every
+    // ProxyServer.DeadlineSweepInterval), and progress moves it; given the clock readings, no waiting involved.
+    [Fact]
+    public void The_deadline_falls_one_timeout_after_the_last_progress()
+    {
+        var timeout = (long)new ProxyOptions { Balancing = new BalancingOptions { Downstreams = [Three[0]] } }.DownstreamResponseTimeout.TotalMilliseconds;
+        var before = Environment.TickCount64;
+        using var exchange = StartedExchange("GET / HTTP/1.1\r\nHost: a\r\n\r\n", out _);
+        var after = Environment.TickCount64;
+        Assert.False(exchange.IsPastDeadline(before + timeout - 1));
+        Assert.True(exchange.IsPastDeadline(after + timeout));
+
+        var progress = Environment.TickCount64;
+        exchange.RestartDeadline();
+        Assert.False(exchange.IsPastDeadline(progress + timeout - 1));
+        Assert.True(exchange.IsPastDeadline(Environment.TickCount64 + timeout));
+    }
+
     private static Exchange StartedExchange(string head, out PipeWriter input)
     {
         var limits = new RequestLimits();

@@ -90,27 +90,21 @@ public sealed class TimeoutTests(ImpatientProxies farm) : IClassFixture<Impatien
         Assert.True(r?.Status == 504, $"expected 504, got {r?.ToString() ?? "a closed connection"}");
     }
 
-    // One timer enforces downstreamResponseTimeout, checked every 50 ms: a 1 s timeout answers 504 well before the
-    // 1.5-1.8 s that a once-a-second check gave. The bound is generous and the fastest of three tries counts, because a
-    // loaded machine only ever adds delay; it separates the two designs, it does not measure the proxy.
+    // The 504 comes from the deadline, not from anything sooner (a connect or read timeout of the variant's client).
     [Theory, MemberData(nameof(Variant))]
-    public async Task Answers_504_soon_after_downstreamResponseTimeout(string variant)
+    public async Task Answers_504_no_sooner_than_downstreamResponseTimeout(string variant)
     {
         var p = await farm.GetAsync(variant);
         p.Downstream.Responder = _ => DownstreamReply.Never;
-        var fastest = TimeSpan.MaxValue;
-        for (var attempt = 0; attempt < 3; attempt++)
-        {
-            await using var c = await p.ConnectAsync();
-            var clock = System.Diagnostics.Stopwatch.StartNew();
-            await c.SendAsync("GET /never HTTP/1.1\r\nHost: example.com\r\n\r\n");
-            var r = await c.ReadResponseAsync();
-            var elapsed = clock.Elapsed;
-            Assert.True(r?.Status == 504, $"expected 504, got {r?.ToString() ?? "a closed connection"}");
-            Assert.True(elapsed >= TimeSpan.FromSeconds(0.9), $"504 after {elapsed.TotalMilliseconds:F0} ms, before the 1 s timeout");
-            fastest = elapsed < fastest ? elapsed : fastest;
-        }
-        Assert.True(fastest < TimeSpan.FromSeconds(1.4), $"a 1 s downstreamResponseTimeout answered 504 after {fastest.TotalMilliseconds:F0} ms at the fastest");
+        await using var c = await p.ConnectAsync();
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        await c.SendAsync("GET /never HTTP/1.1\r\nHost: example.com\r\n\r\n");
+        var r = await c.ReadResponseAsync();
+        var elapsed = clock.Elapsed;
+        Assert.True(r?.Status == 504, $"expected 504, got {r?.ToString() ?? "a closed connection"}");
+        // Only the lower bound is asserted: how soon after the deadline the answer leaves depends on the machine's
+        // load, not on the proxy. When the deadline falls is ExchangeFailureTests' deadline test, with no clock.
+        Assert.True(elapsed >= TimeSpan.FromSeconds(0.9), $"504 after {elapsed.TotalMilliseconds:F0} ms, before the 1 s timeout");
     }
 
     // After a 504 the downstream connection that never answered must not be reused for the next request.
