@@ -156,7 +156,7 @@ internal static class AbOptions
             bool Wrk(string kind, int seconds)
             {
                 File.WriteAllText(F(kind), "");
-                return ProcessGroups.Run(["timeout", $"{seconds + 10}", "wrk", "-t1", $"-c{connections}", $"-d{seconds}s", url],
+                return ProcessGroups.Run(["timeout", $"{seconds + 10}", "wrk", "-t1", $"-c{connections}", $"-d{seconds}s", "--latency", url],
                     TimeSpan.FromSeconds(seconds + 20), log: F(kind)).Code == 0;
             }
             if (!Wrk("warmup", warmup))
@@ -245,12 +245,30 @@ internal static class AbOptions
 
     private static double Num(string s) => double.Parse(s, CultureInfo.InvariantCulture);
 
+    /// <summary>wrk's 99th percentile in milliseconds from its --latency distribution ("     99%    6.68ms"), or null
+    /// when the report has none (runs from before the distribution was asked for).</summary>
+    internal static double? P99(IEnumerable<string> wrk)
+    {
+        var line = wrk.Select(l => l.Trim()).FirstOrDefault(l => l.StartsWith("99%", StringComparison.Ordinal));
+        if (line is null)
+        {
+            return null;
+        }
+        var value = line[3..].Trim();
+        var (number, scale) = value.EndsWith("us", StringComparison.Ordinal) ? (value[..^2], 0.001)
+            : value.EndsWith("ms", StringComparison.Ordinal) ? (value[..^2], 1.0)
+            : value.EndsWith("m", StringComparison.Ordinal) ? (value[..^1], 60_000.0)
+            : value.EndsWith('s') ? (value[..^1], 1000.0)
+            : (value, double.NaN);
+        return double.IsNaN(scale) ? null : Num(number) * scale;
+    }
+
     /// <summary>summary.tsv: per run requests, RPS, proxy CPU us/request, the origin's CPU us/request over the same
     /// window (a control for the machine's speed, docs/methodology.md "The origin as a control"), context switches per
     /// request, socket engine threads and their CPU share, epoll threads, errors; then the median per configuration.</summary>
     internal static string Summary(string dir, IReadOnlyList<string> configs, int rounds, int hz)
     {
-        var s = new StringBuilder("run\trequests\trps\tcpu_us_per_request\torigin_cpu_us_per_request\tvol_per_request\tinvol_per_request\tengines\tengine_cpu_share\tepoll_threads\terrors\n");
+        var s = new StringBuilder("run\trequests\trps\tcpu_us_per_request\torigin_cpu_us_per_request\tvol_per_request\tinvol_per_request\tengines\tengine_cpu_share\tepoll_threads\terrors\tp99_ms\n");
         var rows = new Dictionary<string, List<string[]>>();
         foreach (var name in configs.Select(c => c[..c.IndexOf('=')]))
         {
@@ -279,7 +297,7 @@ internal static class AbOptions
                 [
                     label, $"{requests:0}", $"{rps:0}", $"{dt / hz * 1e6 / requests:0.0}", dOrigin < 0 ? "-" : $"{dOrigin / hz * 1e6 / requests:0.0}",
                     $"{(proc[1][1] - proc[0][1]) / requests:0.00}", $"{(proc[1][2] - proc[0][2]) / requests:0.00}", $"{proc[1][3]:0}",
-                    $"{(dt != 0 ? (proc[1][4] - proc[0][4]) / dt : 0):0.00}", $"{proc[1][5]:0}", errors.Length > 0 ? errors : "none",
+                    $"{(dt != 0 ? (proc[1][4] - proc[0][4]) / dt : 0):0.00}", $"{proc[1][5]:0}", errors.Length > 0 ? errors : "none", P99(wrk) is double p99 ? $"{p99:0.00}" : "-",
                 ];
                 rows[name].Add(row);
                 s.Append(string.Join('\t', row)).Append('\n');
@@ -294,7 +312,8 @@ internal static class AbOptions
             }
             double M(int column) => Median(list.Select(r => Num(r[column])));
             var origins = list.Where(r => r[4] != "-").Select(r => Num(r[4])).ToList();
-            s.Append(CultureInfo.InvariantCulture, $"median {name} ({list.Count} runs)\t-\t{M(2):0}\t{M(3):0.0}\t{(origins.Count > 0 ? $"{Median(origins):0.0}" : "-")}\t{M(5):0.00}\t{M(6):0.00}\t-\t{M(8):0.00}\t-\t-\n");
+            var p99s = list.Where(r => r[11] != "-").Select(r => Num(r[11])).ToList();
+            s.Append(CultureInfo.InvariantCulture, $"median {name} ({list.Count} runs)\t-\t{M(2):0}\t{M(3):0.0}\t{(origins.Count > 0 ? $"{Median(origins):0.0}" : "-")}\t{M(5):0.00}\t{M(6):0.00}\t-\t{M(8):0.00}\t-\t-\t{(p99s.Count > 0 ? $"{Median(p99s):0.00}" : "-")}\n");
         }
         return s.ToString();
     }
@@ -320,6 +339,7 @@ internal static class AbOptions
         run: a control for the machine's speed during the run, docs/methodology.md "The origin as a control"),
         voluntary and involuntary context switches per request, the number of the runtime's socket engine threads
         (".NET Sockets") and their share of the proxy's CPU, the number of LLHttp's epoll engine threads ("LLHttp epoll
-        N": engineThreads when socketEngine=epoll); then the median per configuration.
+        N": engineThreads when socketEngine=epoll), wrk's 99th percentile latency in ms; then the median per
+        configuration.
         """;
 }
