@@ -14,7 +14,8 @@
 #   analysis/Report reads sitting.json as it reads the files it came from.
 #   --prune then deletes what was folded (per-run files, *.runs.json, run.json, sweep.json, and machine.txt
 #   of round folders, the same machine as DIR/machine.txt, which is kept or copied up from the first round) and
-#   the PNG charts (drawn again by `dotnet run --project analysis/Report -c Release -- DIR --out OUT`).
+#   the PNG charts (drawn again by `dotnet run --project analysis/Report -c Release -- DIR --out OUT`, with --stepped or
+#   --fixed-rate before DIR for those studies).
 # Exit status: 0 done, 1 nothing to fold, 2 bad usage.
 set -euo pipefail
 prune=0

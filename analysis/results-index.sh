@@ -25,7 +25,9 @@ for dir in "$ROOT"/analysis/results/*/; do
   if [ ! -f "$dir/README.md" ]; then
     echo "results-index: $name has no README.md" >&2; status=1; link="$stamp"
   fi
-  if [ -f "$dir/sitting.json" ]; then
+  # The stepped and fixed-rate studies fold their runs too, but their figures are per offered rate, not a closed-loop
+  # point: they get their title, like any other study.
+  if [ -f "$dir/sitting.json" ] && [ ! -f "$dir/stepped.json" ] && [ ! -f "$dir/fixedrate.json" ]; then
     if ! out="$(dotnet "$report" --headline "$dir" 2>&1)"; then
       # No llrp-llhttp at a default point (an A/B of other variants): the folder's title instead of ratios.
       out=""
@@ -43,6 +45,7 @@ for dir in "$ROOT"/analysis/results/*/; do
   else
     title="$(sed -n '1s/^# *//p' "$dir/README.md" 2>/dev/null | sed 's/|/\\|/g' || true)"
     commit="$(grep -m1 -o -E '\*\*Commit:?\*\*:? *`?[0-9a-f]{7,40}' "$dir/README.md" 2>/dev/null | grep -o -E '[0-9a-f]{7,40}$' | cut -c1-7 || true)"
+    [ -n "$commit" ] || commit="$(sed -n 's/^commit: *\([0-9a-f]\{7\}\).*/\1/p' "$dir/machine.txt" 2>/dev/null | head -n 1 || true)"
     printf '| %s | %s | %s | see README | see README | %s |\n' "$link" "$kind" "${commit:+\`$commit\`}" "${title:-?}" >> "$rows"
   fi
 done

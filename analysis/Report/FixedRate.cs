@@ -70,42 +70,33 @@ internal static class FixedRate
         return plan;
     }
 
-    /// <summary>Every DIR/p&lt;percent&gt;/&lt;scenario&gt;.r&lt;round&gt;.json whose load job ran the fixed-rate job.</summary>
+    /// <summary>Every DIR/p&lt;percent&gt;/&lt;scenario&gt;.r&lt;round&gt;.json (or, folded, sitting.json's runs from those folders) whose load job ran the fixed-rate job.</summary>
     public static List<FixedRateRun> Read(string dir)
     {
         var runs = new List<FixedRateRun>();
-        foreach (var folder in Directory.EnumerateDirectories(dir, "p*").Order(StringComparer.Ordinal))
+        foreach (var (percent, name, run) in ResultsReader.ReadLevels(dir, 'p'))
         {
-            if (!int.TryParse(Path.GetFileName(folder)[1..], NumberStyles.None, Inv, out var percent))
+            JsonElement? root = run;
+            var jobs = root.Prop("jobResults").Prop("jobs");
+            var results = jobs.Prop("load").Prop("results");
+            if (results is not { ValueKind: JsonValueKind.Object } r || !r.TryGetProperty("fixedrate/rate", out _))
             {
                 continue;
             }
-            foreach (var file in Directory.EnumerateFiles(folder, "*.r*.json").Order(StringComparer.Ordinal))
+            var load = new Dictionary<string, double>(StringComparer.Ordinal);
+            foreach (var p in r.EnumerateObject())
             {
-                using var doc = JsonDocument.Parse(File.ReadAllText(file));
-                JsonElement? root = doc.RootElement;
-                var jobs = root.Prop("jobResults").Prop("jobs");
-                var results = jobs.Prop("load").Prop("results");
-                if (results is not { ValueKind: JsonValueKind.Object } r || !r.TryGetProperty("fixedrate/rate", out _))
+                if (p.Value.ValueKind == JsonValueKind.Number)
                 {
-                    continue;
+                    load[p.Name] = p.Value.GetDouble();
                 }
-                var load = new Dictionary<string, double>(StringComparer.Ordinal);
-                foreach (var p in r.EnumerateObject())
-                {
-                    if (p.Value.ValueKind == JsonValueKind.Number)
-                    {
-                        load[p.Name] = p.Value.GetDouble();
-                    }
-                }
-                var properties = root.Prop("jobResults").Prop("properties");
-                var name = Path.GetFileName(file);
-                var scenario = properties.Prop("scenario").Text() ?? name[..name.IndexOf(".r", StringComparison.Ordinal)];
-                var round = properties.Prop("round").Text() ?? "1";
-                var failed = (root.Prop("returnCode").Number() ?? 0) != 0;
-                var cpu = jobs.Prop("application").Prop("results").FirstNumber("proc/cpu/per-request");
-                runs.Add(new FixedRateRun(scenario, percent, round, failed, load, cpu));
             }
+            var properties = root.Prop("jobResults").Prop("properties");
+            var scenario = properties.Prop("scenario").Text() ?? name[..name.IndexOf(".r", StringComparison.Ordinal)];
+            var round = properties.Prop("round").Text() ?? "1";
+            var failed = (root.Prop("returnCode").Number() ?? 0) != 0;
+            var cpu = jobs.Prop("application").Prop("results").FirstNumber("proc/cpu/per-request");
+            runs.Add(new FixedRateRun(scenario, percent, round, failed, load, cpu));
         }
         return runs;
     }

@@ -124,6 +124,47 @@ internal static partial class ResultsReader
         }
     }
 
+    /// <summary>
+    /// The crank --json runs of a study that keeps one folder per level (crank/stepped.sh's <c>s&lt;rate&gt;</c>,
+    /// crank/fixedrate.sh's <c>p&lt;percent&gt;</c>): the folders' <c>&lt;scenario&gt;.r&lt;round&gt;.json</c> files or,
+    /// once analysis/aggregate.sh has folded them, <c>sitting.json</c>'s runs from those folders. Each comes with its
+    /// level (the number in its folder's name) and its file name, ordered by level, then name.
+    /// </summary>
+    internal static List<(int Level, string FileName, JsonElement Run)> ReadLevels(string dir, char prefix)
+    {
+        var found = new List<(int Level, string FileName, JsonElement Run)>();
+        foreach (var folder in Directory.EnumerateDirectories(dir, prefix + "*"))
+        {
+            if (!int.TryParse(Path.GetFileName(folder)[1..], NumberStyles.None, CultureInfo.InvariantCulture, out var level))
+            {
+                continue;
+            }
+            foreach (var file in Directory.EnumerateFiles(folder, "*.r*.json"))
+            {
+                using var doc = Parse(file);
+                found.Add((level, Path.GetFileName(file), doc.RootElement.Clone()));
+            }
+        }
+        var folded = Path.Combine(dir, FoldedFile);
+        if (found.Count == 0 && File.Exists(folded))
+        {
+            using var doc = Parse(folded);
+            if (((JsonElement?)doc.RootElement).Prop("runs") is { ValueKind: JsonValueKind.Array } runs)
+            {
+                foreach (var run in runs.EnumerateArray())
+                {
+                    var parts = (((JsonElement?)run).Prop("file").Text() ?? "").Split('/');
+                    if (parts.Length == 2 && parts[0].Length > 1 && parts[0][0] == prefix
+                        && int.TryParse(parts[0][1..], NumberStyles.None, CultureInfo.InvariantCulture, out var level))
+                    {
+                        found.Add((level, parts[1], run.Clone()));
+                    }
+                }
+            }
+        }
+        return found.OrderBy(f => f.Level).ThenBy(f => f.FileName, StringComparer.Ordinal).ToList();
+    }
+
     internal static bool IsUnderLogs(string directory, string file) =>
         Path.GetRelativePath(directory, Path.GetDirectoryName(file)!)
             .Split(Path.DirectorySeparatorChar)

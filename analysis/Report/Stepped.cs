@@ -77,57 +77,39 @@ internal static class Stepped
         return doc.RootElement.Clone();
     }
 
-    /// <summary>Every DIR/s&lt;rate&gt;/&lt;scenario&gt;.r&lt;round&gt;.json whose load job is h2load's.</summary>
+    /// <summary>Every DIR/s&lt;rate&gt;/&lt;scenario&gt;.r&lt;round&gt;.json (or, folded, sitting.json's runs from those folders) whose load job is h2load's.</summary>
     public static List<SteppedRun> Read(string dir)
     {
         var runs = new List<SteppedRun>();
-        foreach (var folder in Directory.EnumerateDirectories(dir, "s*").Order(StringComparer.Ordinal))
+        foreach (var (rate, fileName, root) in ResultsReader.ReadLevels(dir, 's'))
         {
-            if (!int.TryParse(Path.GetFileName(folder)[1..], NumberStyles.None, Inv, out var rate))
+            JsonElement? r = root;
+            var jobs = r.Prop("jobResults").Prop("jobs");
+            if (jobs.Prop("load").Prop("results") is not { ValueKind: JsonValueKind.Object } load || !load.TryGetProperty("h2load/rps/2xx", out _))
             {
                 continue;
             }
-            foreach (var file in Directory.EnumerateFiles(folder, "*.r*.json").Order(StringComparer.Ordinal))
+            var figures = new Dictionary<string, double>(StringComparer.Ordinal);
+            foreach (var p in load.EnumerateObject())
             {
-                JsonElement root;
-                try
+                if (p.Value.ValueKind == JsonValueKind.Number)
                 {
-                    using var doc = JsonDocument.Parse(File.ReadAllText(file));
-                    root = doc.RootElement.Clone();
+                    figures[p.Name] = p.Value.GetDouble();
                 }
-                catch (JsonException e)
-                {
-                    throw new ReportException($"{file}: not JSON ({e.Message})");
-                }
-                JsonElement? r = root;
-                var jobs = r.Prop("jobResults").Prop("jobs");
-                if (jobs.Prop("load").Prop("results") is not { ValueKind: JsonValueKind.Object } load || !load.TryGetProperty("h2load/rps/2xx", out _))
-                {
-                    continue;
-                }
-                var figures = new Dictionary<string, double>(StringComparer.Ordinal);
-                foreach (var p in load.EnumerateObject())
-                {
-                    if (p.Value.ValueKind == JsonValueKind.Number)
-                    {
-                        figures[p.Name] = p.Value.GetDouble();
-                    }
-                }
-                var app = jobs.Prop("application").Prop("results");
-                foreach (var name in new[] { ProxyCpu, ProxyMemory })
-                {
-                    if (app.FirstNumber(name["application:".Length..]) is { } v)
-                    {
-                        figures[name] = v;
-                    }
-                }
-                var properties = r.Prop("jobResults").Prop("properties");
-                var fileName = Path.GetFileName(file);
-                var scenario = properties.Prop("scenario").Text() ?? fileName[..fileName.IndexOf(".r", StringComparison.Ordinal)];
-                var round = properties.Prop("round").Text() ?? "1";
-                var failed = (r.Prop("returnCode").Number() ?? 0) != 0;
-                runs.Add(new SteppedRun(scenario, rate, round, failed, figures));
             }
+            var app = jobs.Prop("application").Prop("results");
+            foreach (var name in new[] { ProxyCpu, ProxyMemory })
+            {
+                if (app.FirstNumber(name["application:".Length..]) is { } v)
+                {
+                    figures[name] = v;
+                }
+            }
+            var properties = r.Prop("jobResults").Prop("properties");
+            var scenario = properties.Prop("scenario").Text() ?? fileName[..fileName.IndexOf(".r", StringComparison.Ordinal)];
+            var round = properties.Prop("round").Text() ?? "1";
+            var failed = (r.Prop("returnCode").Number() ?? 0) != 0;
+            runs.Add(new SteppedRun(scenario, rate, round, failed, figures));
         }
         return runs;
     }

@@ -56,6 +56,24 @@ public sealed class MatrixAndFixedRateTests : IDisposable
         Assert.DoesNotContain("haproxy", markdown, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public void AFoldedFixedRateStudyReadsAsTheFoldersItCameFrom()
+    {
+        foreach (var (percent, p999) in new[] { (25, 2.0), (90, 40.0) })
+        {
+            var folder = Path.Combine(_dir, $"p{percent}");
+            Directory.CreateDirectory(folder);
+            File.WriteAllText(Path.Combine(folder, "nginx.r1.json"), Result("nginx", "{}", FixedRateResults(p999)));
+        }
+        var before = FixedRate.Read(_dir).Select(r => (r.Scenario, r.Percent, r.Load["http/latency/99.9"])).ToList();
+
+        Folding.Fold(_dir);
+        var after = FixedRate.Read(_dir).Select(r => (r.Scenario, r.Percent, r.Load["http/latency/99.9"])).ToList();
+
+        Assert.Equal([("nginx", 25, 2.0), ("nginx", 90, 40.0)], before);
+        Assert.Equal(before, after);
+    }
+
     private static string FixedRateResults(double p999) => $$"""
         { "fixedrate/rate": 2000, "http/rps/mean": 2000, "http/latency/50": 1, "http/latency/90": 2, "http/latency/99": 3,
           "http/latency/99.9": {{p999.ToString(System.Globalization.CultureInfo.InvariantCulture)}}, "http/latency/max": 10, "fixedrate/missed": 0 }

@@ -50,6 +50,21 @@ public sealed class SteppedTests : IDisposable
     }
 
     [Fact]
+    public void AFoldedStudyReadsAsTheFoldersItCameFrom()
+    {
+        Write(2000, "nginx", 1, achieved: 2000, p99: 2.0, availability: 100, cpu: 20, memory: 10);
+        Write(4000, "nginx", 1, achieved: 3000, p99: 80, availability: 100, cpu: 100, memory: 14);
+        Write(4000, "yarp", 2, achieved: 10, p99: 900, availability: 50, cpu: 100, memory: 90, returnCode: 1);
+        var before = Stepped.Read(_dir).Select(r => (r.Scenario, r.Rate, r.Round, r.Failed, r.Figures["h2load/rps/2xx"])).ToList();
+
+        Folding.Fold(_dir);
+        var after = Stepped.Read(_dir).Select(r => (r.Scenario, r.Rate, r.Round, r.Failed, r.Figures["h2load/rps/2xx"])).ToList();
+
+        Assert.Equal(3, before.Count);
+        Assert.Equal(before, after);
+    }
+
+    [Fact]
     public void AFolderWithoutStepsIsReportedAsSuch()
     {
         Assert.Equal(1, Stepped.Run([_dir, "--no-png"]));
