@@ -22,7 +22,7 @@ internal static class AbOptions
     {
         if (args.Count > 0 && args[0] == "--run")
         {
-            return args.Count == 3 ? RunOne(args[1], args[2]) : 2;
+            return args.Count == 3 ? RunOne(args[1], args[2], root) : 2;
         }
         if (args.Count > 0 && args[0] is "-h" or "--help")
         {
@@ -108,7 +108,7 @@ internal static class AbOptions
 
     /// <summary>One run (under the lock): origin, proxy with the configuration's environment, warm-up, measured wrk
     /// run between two /proc samples; the origin and the proxy are stopped however the run ends.</summary>
-    private static int RunOne(string label, string envWords)
+    private static int RunOne(string label, string envWords, string root)
     {
         var output = Env("OUT", ".");
         var (dsPort, proxyPort) = (Env("DS_PORT", "9781"), Env("PROXY_PORT", "9780"));
@@ -153,10 +153,15 @@ internal static class AbOptions
                 return 1;
             }
             var url = $"http://127.0.0.1:{proxyPort}{Env("URL_PATH", "/")}";
+            // A POST with a Content-Length body of REQUEST_BODY_SIZE bytes, built once by run-local's request script.
+            var bodySize = EnvInt("REQUEST_BODY_SIZE", 0);
+            string[] request = bodySize > 0
+                ? ["-s", Path.Combine(root, "crank", "wrk-request.lua"), url, "--", bodySize.ToString(CultureInfo.InvariantCulture), "content-length"]
+                : [url];
             bool Wrk(string kind, int seconds)
             {
                 File.WriteAllText(F(kind), "");
-                return ProcessGroups.Run(["timeout", $"{seconds + 10}", "wrk", "-t1", $"-c{connections}", $"-d{seconds}s", "--latency", url],
+                return ProcessGroups.Run(["timeout", $"{seconds + 10}", "wrk", "-t1", $"-c{connections}", $"-d{seconds}s", "--latency", .. request],
                     TimeSpan.FromSeconds(seconds + 20), log: F(kind)).Code == 0;
             }
             if (!Wrk("warmup", warmup))
@@ -330,7 +335,8 @@ internal static class AbOptions
                    published build instead of the shared one, so two commits can be compared in one sitting; a word
                    CLIENT=NAME runs that forwarding variant (LLRP's --client; default llhttp)
         Environment: ROUNDS (3), WARMUP_S (15), DURATION_S (10), CONNECTIONS (64), URL_PATH (/; Downstream answers
-          /?s=N with N body bytes), PROXY_PORT (9780), DS_PORT (9781), LLRP_DIR and DS_DIR (published builds; default:
+          /?s=N with N body bytes), REQUEST_BODY_SIZE (0 = GET; N: a POST with an N-byte Content-Length body, as
+          run-local's --request-body-size), PROXY_PORT (9780), DS_PORT (9781), LLRP_DIR and DS_DIR (published builds; default:
           published here into OUT_DIR/bin from this checkout), LOCK (/tmp/llrp-load.lock), LOCK_WAIT_S (900: a run
           that cannot take the lock by then is skipped and reported).
         Writes OUT_DIR/<NAME>.r<round>.{warmup,wrk,proc,origin,proxy,downstream}.txt and OUT_DIR/summary.tsv: per run

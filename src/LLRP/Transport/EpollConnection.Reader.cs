@@ -22,6 +22,13 @@ internal sealed partial class EpollConnection
         // Kestrel's memory pool block: one receive of this size takes a typical request head.
         private const int InitialBufferLength = 4096;
 
+        // After a receive that filled all the room there was (a request body streaming in), the next buffer is this long,
+        // the size of the buffer the body moves through on its way to the downstream (LLHttpForwarder's
+        // BodyBufferLength): a large body takes a sixteenth of the receives, and LLHttp of the sends, that 4 KiB buffers
+        // would. A receive that does not fill its buffer sends the next one back to InitialBufferLength, and a buffer
+        // is given back once consumed, so only a connection with bytes streaming in holds one this long.
+        private const int StreamingBufferLength = 64 * 1024;
+
         private static readonly Action<object?, CancellationToken> s_cancelRead =
             static (state, token) => ((SocketReader)state!).CancelRead(token);
 
@@ -47,6 +54,8 @@ internal sealed partial class EpollConnection
         private int _start;
         private int _examined;
         private int _end;
+        // The length of the next buffer rented: InitialBufferLength, or StreamingBufferLength while bytes keep coming.
+        private int _nextLength = InitialBufferLength;
 
         public SocketReader(EpollConnection connection, EpollSocket socket, bool inlineScheduling)
         {
@@ -249,7 +258,7 @@ internal sealed partial class EpollConnection
 
             if (_buffer is null)
             {
-                _buffer = ProxyBuffers.Bytes.Rent(InitialBufferLength);
+                _buffer = ProxyBuffers.Bytes.Rent(_nextLength);
             }
             else if (_end == _buffer.Length && !MakeRoom())
             {
@@ -258,10 +267,12 @@ internal sealed partial class EpollConnection
 
             try
             {
+                var room = _buffer.Length - _end;
                 var received = _socket.TryReceive(_buffer.AsSpan(_end));
                 if (received > 0)
                 {
                     _end += received;
+                    _nextLength = received == room ? StreamingBufferLength : InitialBufferLength;
                     return true;
                 }
 

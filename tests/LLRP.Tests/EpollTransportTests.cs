@@ -1,0 +1,56 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Net;
+using System.Net.Sockets;
+using LLRP.Transport;
+using Xunit;
+
+namespace LLRP.Tests;
+
+/// <summary>The epoll transport's input (Transport/EpollConnection.Reader.cs): how large its receives are.</summary>
+public sealed class EpollTransportTests
+{
+    [Fact]
+    public async Task Receives_a_streaming_body_in_larger_buffers_and_a_request_head_in_a_small_one()
+    {
+        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listener.Listen();
+        using var client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await client.ConnectAsync(listener.LocalEndPoint!);
+        var accepted = await listener.AcceptAsync();
+        await using var connection = new EpollConnection(accepted, MemoryPool<byte>.Shared, inlineScheduling: false);
+        var input = connection.Transport.Input;
+
+        // 80 KiB waiting in the socket: the first receive fills the 4 KiB a request head gets, so the next buffer is
+        // the streaming one, and the receive after it takes 64 KiB at once.
+        var sent = 80 * 1024;
+        await SendAndWaitUntilReceivable(client, accepted, new byte[sent]);
+        Assert.Equal(4096, await ReadAll(input));
+        Assert.Equal(64 * 1024, await ReadAll(input));
+        // The rest fits: a receive that does not fill its buffer sends the next one back to 4 KiB.
+        Assert.Equal(sent - 4096 - 64 * 1024, await ReadAll(input));
+        await SendAndWaitUntilReceivable(client, accepted, new byte[6000]);
+        Assert.Equal(4096, await ReadAll(input));
+    }
+
+    private static async Task SendAndWaitUntilReceivable(Socket client, Socket accepted, byte[] bytes)
+    {
+        await client.SendAsync(bytes);
+        // Loopback delivers at once, but not within the send call: wait (bounded) until every byte can be received.
+        for (var i = 0; i < 500 && accepted.Available < bytes.Length; i++)
+        {
+            await Task.Delay(10);
+        }
+        Assert.Equal(bytes.Length, accepted.Available);
+    }
+
+    // One read: how many bytes it returned, all of them consumed.
+    private static async Task<long> ReadAll(PipeReader input)
+    {
+        var result = await input.ReadAsync();
+        var length = result.Buffer.Length;
+        input.AdvanceTo(result.Buffer.End);
+        return length;
+    }
+}
