@@ -20,7 +20,7 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
     // exchange only so an idle connection holds none. 64 KiB is YARP's stream copy buffer and loopback's segment; the
     // client side receives up to as much at once while a body streams in (EpollConnection's StreamingBufferLength), so
     // a 100 KiB upload is two receives and two sends: 16 KiB buffers took 1.45 times its CPU per request and 4 KiB
-    // ones 3.3 times (analysis/results/20261128-2210-request-body-buffers-ab).
+    // ones 3.3 times (analysis/results/20261128-2226-request-body-buffers-ab).
     private const int SmallBodyLength = 4 * 1024;
     private const int BodyBufferLength = 64 * 1024;
 
