@@ -59,7 +59,7 @@ public class RequestBodyBenchmarks
     [GlobalSetup]
     public void Setup()
     {
-        _body = new RequestBodyReader(_pipe.Reader, s_options, static () => ValueTask.CompletedTask);
+        _body = new RequestBodyReader(_pipe.Reader, s_options, continueTo: null);
         var chunked = Framing == "chunked";
         var reader = new SequenceReader<byte>(new ReadOnlySequence<byte>(RequestSideCorpus.PostHead(chunked)));
         // The head stays parsed for the whole run: the body reader takes only its framing and length.

@@ -9,8 +9,8 @@ using static LLHttp.Sockets.Native;
 namespace LLHttp.Sockets;
 
 /// <summary>
-/// A connected, non-blocking TCP socket served by <see cref="EpollEngine"/>. One receive and one send may be pending at a
-/// time (each side of a full-duplex exchange has its own). Every system call on the descriptor is made under the socket's
+/// A connected TCP socket served by <see cref="EpollEngine"/>, never blocking (every recv and send passes MSG_DONTWAIT).
+/// One receive and one send may be pending at a time (each side of a full-duplex exchange has its own). Every system call on the descriptor is made under the socket's
 /// lock after checking that it is open, so a call never reaches a descriptor that was closed and reused. Completions of
 /// pending operations run inline: on the engine's thread for readiness, on the caller's for cancellation and dispose.
 /// Steady-state receives and sends allocate nothing. LLHttp's downstream connections and LLRP's client connections (its
@@ -61,7 +61,10 @@ public sealed class EpollSocket : IDisposable
     {
         try
         {
-            connected.Blocking = false;
+            // The descriptor stays in the mode the runtime gave it: every recv and send here passes MSG_DONTWAIT, so its
+            // O_NONBLOCK flag decides nothing. Socket.Blocking = false would also create the runtime's per-socket async
+            // context (a SocketAsyncContext and its queues' lock objects, some 200 B) that only the runtime's own engine uses, and an
+            // idle client connection would keep it for nothing.
             var served = new EpollSocket(connected);
             EpollEngine.Register(served);
             return served;

@@ -7,8 +7,17 @@ namespace LLHttp;
 /// </summary>
 internal sealed class ResponseHeadParser
 {
+    /// <summary>
+    /// The field table's first size: 16 fields, more than most responses carry (nginx's and Kestrel's plain answers
+    /// carry 4-6). It doubles up to maxHeaderCount when a head has more, and keeps that size, so a connection pays for
+    /// the largest head it has seen, not for the limit: an idle pooled connection would otherwise hold 2 KB for the
+    /// default 100.
+    /// </summary>
+    internal const int InitialFieldCapacity = 16;
+
     private readonly int _maxHeadLength;
-    private readonly FieldRange[] _fields;
+    private readonly int _maxHeaderCount;
+    private FieldRange[] _fields;
 
     private byte[] _buffer = [];
     private int _lineStart;
@@ -22,7 +31,8 @@ internal sealed class ResponseHeadParser
     public ResponseHeadParser(int maxHeadLength, int maxHeaderCount)
     {
         _maxHeadLength = maxHeadLength;
-        _fields = new FieldRange[maxHeaderCount];
+        _maxHeaderCount = maxHeaderCount;
+        _fields = new FieldRange[Math.Min(InitialFieldCapacity, maxHeaderCount)];
     }
 
     public int StatusCode { get; private set; }
@@ -206,7 +216,11 @@ internal sealed class ResponseHeadParser
 
         if (_count == _fields.Length)
         {
-            ThrowHelper.Throw(LLHttpError.TooManyHeaders, "Response has more than MaxResponseHeaderCount headers");
+            if (_count == _maxHeaderCount)
+            {
+                ThrowHelper.Throw(LLHttpError.TooManyHeaders, "Response has more than MaxResponseHeaderCount headers");
+            }
+            Array.Resize(ref _fields, Math.Min(_count * 2, _maxHeaderCount));
         }
 
         var name = line[..colon];

@@ -127,6 +127,21 @@ public class ResponseHeadTests
     }
 
     [Fact]
+    public async Task A_head_with_more_fields_than_the_first_table_holds_grows_it_up_to_the_limit()
+    {
+        // The field table starts at 16 and doubles (16, 32, then the limit of 40): every field keeps its name and value.
+        var options = new LLHttpOptions { InitialReceiveBufferSize = 8, MaxResponseHeaderCount = 40 };
+        var fields = Enumerable.Range(0, 39).Select(i => $"F{i}: v{i}").Append("Content-Length: 0").ToArray();
+        var head = "HTTP/1.1 200 OK\r\n" + string.Concat(fields.Select(f => f + "\r\n")) + "\r\n";
+        var result = await RunAllSplitsAsync(head, options: options);
+        Assert.Equal(fields.Select(f => f.Replace(": ", "=")), result.Heads[^1].Headers);
+
+        var e = await Assert.ThrowsAsync<LLHttpException>(
+            () => RunAsync(AllSplits(head.Replace("HTTP/1.1 200 OK\r\n", "HTTP/1.1 200 OK\r\nExtra: 1\r\n")).First(), options: options));
+        Assert.Equal(LLHttpError.TooManyHeaders, e.Error);
+    }
+
+    [Fact]
     public async Task Interim_responses_are_surfaced_then_final_is_read()
     {
         var result = await RunAllSplitsAsync(

@@ -73,12 +73,12 @@ internal static class TestKit
     }
 
     /// <summary>Runs the response under every split and asserts each gives the same result; returns it.</summary>
-    public static async Task<ExchangeResult> RunAllSplitsAsync(string response, string method = "GET")
+    public static async Task<ExchangeResult> RunAllSplitsAsync(string response, string method = "GET", LLHttpOptions? options = null)
     {
         ExchangeResult? first = null;
         foreach (var split in AllSplits(response))
         {
-            var result = await RunAsync(split, method);
+            var result = await RunAsync(split, method, options);
             if (first is null)
             {
                 first = result;

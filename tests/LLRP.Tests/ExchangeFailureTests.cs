@@ -158,7 +158,7 @@ public sealed class ExchangeFailureTests
         var bytes = new System.Buffers.ReadOnlySequence<byte>(System.Text.Encoding.ASCII.GetBytes(head));
         var reader = new System.Buffers.SequenceReader<byte>(bytes);
         Assert.True(requestHead.Parse(ref reader));
-        var exchange = new Exchange(requestHead, new RequestBodyReader(pipe.Reader, limits, () => default), new ResponseWriter(new Pipe().Writer),
+        var exchange = new Exchange(requestHead, new RequestBodyReader(pipe.Reader, limits, continueTo: null), new ResponseWriter(new Pipe().Writer),
             new ProxyOptions { Balancing = new BalancingOptions { Downstreams = [Three[0]] } }.DownstreamResponseTimeout, "127.0.0.1"u8.ToArray(), 0);
         exchange.Start();
         return exchange;

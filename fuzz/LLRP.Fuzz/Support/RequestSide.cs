@@ -91,7 +91,7 @@ internal static class RequestSide
         var pipe = new Pipe(new PipeOptions(readerScheduler: PipeScheduler.Inline, writerScheduler: PipeScheduler.Inline,
             pauseWriterThreshold: 0, useSynchronizationContext: false));
         var queue = new Queue<byte[]>(pieces);
-        var reader = new RequestBodyReader(pipe.Reader, Options, () => default);
+        var reader = new RequestBodyReader(pipe.Reader, Options, continueTo: null);
         reader.Start(head);
         var body = new MemoryStream();
         var destination = new byte[destinationLength];

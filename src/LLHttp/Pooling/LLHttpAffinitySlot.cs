@@ -14,7 +14,9 @@ namespace LLHttp.Pooling;
 /// </summary>
 public sealed class LLHttpAffinitySlot : IDisposable
 {
-    private readonly Func<CancellationToken, ValueTask<LLHttpConnection>> _connect;
+    // How a slot without a connection gets one; null means renting from the idle pool (which connects when it has
+    // none), so a slot per client connection holds no delegate of its own for it.
+    private readonly Func<CancellationToken, ValueTask<LLHttpConnection>>? _connect;
     private readonly LLHttpOptions _options;
     private readonly LLHttpConnectionPool? _idlePool;
     private readonly TimeSpan _shareAfter;
@@ -34,14 +36,18 @@ public sealed class LLHttpAffinitySlot : IDisposable
     /// been idle for <paramref name="shareAfter"/>, and rents from that pool when it has none.
     /// </summary>
     public LLHttpAffinitySlot(LLHttpConnectionPool idlePool, TimeSpan shareAfter, LLHttpOptions? options = null)
-        : this(idlePool.RentAsync, options ?? LLHttpOptions.Default, idlePool, shareAfter)
+        : this(connect: null, options ?? LLHttpOptions.Default, idlePool, shareAfter)
     {
     }
 
     internal LLHttpAffinitySlot(
-        Func<CancellationToken, ValueTask<LLHttpConnection>> connect, LLHttpOptions options, LLHttpConnectionPool? idlePool = null, TimeSpan shareAfter = default)
+        Func<CancellationToken, ValueTask<LLHttpConnection>>? connect, LLHttpOptions options, LLHttpConnectionPool? idlePool = null, TimeSpan shareAfter = default)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(shareAfter, TimeSpan.Zero);
+        if (connect is null && idlePool is null)
+        {
+            throw new ArgumentException("A slot connects through a delegate or rents from an idle pool.", nameof(connect));
+        }
         _connect = connect;
         _options = options;
         _idlePool = idlePool;
@@ -149,7 +155,8 @@ public sealed class LLHttpAffinitySlot : IDisposable
 
     private async ValueTask<LLHttpConnection> ConnectAsync(CancellationToken cancellationToken)
     {
-        LLHttpConnection connection = await _connect(cancellationToken).ConfigureAwait(false);
+        LLHttpConnection connection = await (_connect is { } connect ? connect(cancellationToken) : _idlePool!.RentAsync(cancellationToken))
+            .ConfigureAwait(false);
         _inUse = connection;
         return connection;
     }

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
+using System.Runtime.ExceptionServices;
 using System.Text;
 using LLRP.Balancing;
 using LLRP.Buffers;
@@ -81,7 +82,7 @@ internal sealed class ProxyConnection
         _forwarder = forwarder;
         Head = new RequestHead(_options.Limits);
         Response = new ResponseWriter(context.Transport.Output);
-        Body = new RequestBodyReader(_input, _options.Limits, SendContinueAsync);
+        Body = new RequestBodyReader(_input, _options.Limits, Response);
         var forwardedFor = Encoding.ASCII.GetBytes((context.RemoteEndPoint as IPEndPoint)?.Address.ToString() ?? "unknown");
         // Kestrel's TLS middleware (an https:// listener) puts its handshake feature on the connection.
         var tls = context.Features.Get<ITlsHandshakeFeature>() is not null;
@@ -98,8 +99,11 @@ internal sealed class ProxyConnection
     private RequestBodyReader Body { get; }
     private ResponseWriter Response { get; }
 
+    /// <summary>The connection's life, started by <see cref="ProxyServer.OnConnectionAsync"/>; it leaves the server's set when it ends.</summary>
     public async Task RunAsync()
     {
+        Exception? unhandled = null;
+        var logged = false;
         using var closed = _context.ConnectionClosed.Register(static state => ((Exchange)state!).ClientGone(), _exchange);
         try
         {
@@ -157,13 +161,23 @@ internal sealed class ProxyConnection
         {
             // The client went away: nothing left to answer.
         }
+        catch (Exception e)
+        {
+            unhandled = e;
+        }
         finally
         {
+            // First, so that the sweep and a graceful stop stop looking at it even if a disposal below throws.
+            logged = _server.ConnectionEnded(this, unhandled, _context.ConnectionId);
             _waiting = Waiting.Nothing;
             _inExchange = false;
             Head.Reset();
             _forwarder.Dispose();
             _exchange.Dispose();
+        }
+        if (unhandled is not null && !logged)
+        {
+            ExceptionDispatchInfo.Throw(unhandled);
         }
     }
 
@@ -294,14 +308,6 @@ internal sealed class ProxyConnection
         _server.Failed.Answered(status);
         _server.ReportFailure(failure, status, Downstream);
         await Response.WriteErrorAsync(status);
-    }
-
-    private ValueTask SendContinueAsync()
-    {
-        var flush = Response.WriteContinueAsync();
-        return flush.IsCompletedSuccessfully ? default : AwaitFlush(flush);
-
-        static async ValueTask AwaitFlush(ValueTask<FlushResult> flush) => await flush;
     }
 
     private void Wait(Waiting what, TimeSpan timeout)

@@ -102,27 +102,36 @@ internal sealed class ProxyServer : IDisposable
     public void CountRequest() => Interlocked.Increment(ref _requests);
     public void CountRejected() => Interlocked.Increment(ref _rejected);
 
-    public async Task OnConnectionAsync(ConnectionContext context)
+    /// <summary>
+    /// Kestrel's connection delegate: the connection's request loop, which is its whole life. The loop's own state
+    /// machine is the task Kestrel awaits (no second one per connection here), and it leaves the set and logs what no
+    /// layer classified itself (<see cref="ConnectionEnded"/>).
+    /// </summary>
+    public Task OnConnectionAsync(ConnectionContext context)
     {
         var index = Interlocked.Increment(ref _connectionCount) - 1;
         // Which downstream each request goes to is the balancer's (loadBalancing); ConnectionRoundRobin assigns one here.
         var downstreams = new DownstreamChoice(Downstreams);
         var connection = new ProxyConnection(this, context, _forwarders.Create(downstreams, index), index, downstreams);
         _connections.TryAdd(connection, 0);
-        try
+        return connection.RunAsync();
+    }
+
+    /// <summary>
+    /// The last thing a connection's loop does. An exception that reached it is a bug, not a client or downstream
+    /// failure (those end inside the loop): logged here because Kestrel's own category, which would log it, is off
+    /// (ProxyHost); returns false when nothing logs (tests without the host), so that it reaches Kestrel. The
+    /// connection closes either way.
+    /// </summary>
+    internal bool ConnectionEnded(ProxyConnection connection, Exception? unhandled, string connectionId)
+    {
+        _connections.TryRemove(connection, out _);
+        if (unhandled is null || _connectionLog is null)
         {
-            await connection.RunAsync();
+            return false;
         }
-        catch (Exception e) when (_connectionLog is not null)
-        {
-            // A bug, not a client or downstream failure (those end inside RunAsync): logged here because Kestrel's own
-            // category, which would log it, is off (ProxyHost). The connection closes as it would have.
-            _connectionLog.LogError(e, "Unhandled exception on connection {ConnectionId}.", context.ConnectionId);
-        }
-        finally
-        {
-            _connections.TryRemove(connection, out _);
-        }
+        _connectionLog.LogError(unhandled, "Unhandled exception on connection {ConnectionId}.", connectionId);
+        return true;
     }
 
     private void SweepDeadlines()

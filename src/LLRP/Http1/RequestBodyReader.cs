@@ -26,7 +26,9 @@ internal sealed class RequestBodyReader
     // The input is a body Kestrel already de-framed (Bind), not the client connection's bytes.
     private bool _deframed;
     private readonly RequestLimits _limits;
-    private readonly Func<ValueTask> _sendContinue;
+    // Where 100 (Continue) is written when the body is first read: the client connection's response (null for a body
+    // Kestrel de-framed, which answers it itself). A writer, not a callback, so a connection holds no delegate for it.
+    private readonly ResponseWriter? _continueTo;
     private State _state;
     private long _remaining;
     private long _total;
@@ -34,11 +36,11 @@ internal sealed class RequestBodyReader
     private bool _continuePending;
     private bool _awaitingClient;
 
-    public RequestBodyReader(PipeReader input, RequestLimits limits, Func<ValueTask> sendContinue)
+    public RequestBodyReader(PipeReader input, RequestLimits limits, ResponseWriter? continueTo)
     {
         _input = input;
         _limits = limits;
-        _sendContinue = sendContinue;
+        _continueTo = continueTo;
     }
 
     /// <summary>
@@ -92,7 +94,10 @@ internal sealed class RequestBodyReader
         {
             // RFC 9110 §10.1.1: the client waits for 100 (Continue) before sending the body; the proxy says it when it wants the body.
             _continuePending = false;
-            await _sendContinue();
+            if (_continueTo is not null)
+            {
+                await _continueTo.WriteContinueAsync();
+            }
         }
 
         while (true)

@@ -39,7 +39,7 @@ internal sealed class ExchangeSlot : IDisposable
         Head = new RequestHead(options.Limits);
         // Placeholders until Bind gives each request its stream's body and response.
         Response = new ResponseWriter(PipeWriter.Create(Stream.Null));
-        Body = new RequestBodyReader(PipeReader.Create(ReadOnlySequence<byte>.Empty), options.Limits, static () => default);
+        Body = new RequestBodyReader(PipeReader.Create(ReadOnlySequence<byte>.Empty), options.Limits, continueTo: null);
         _downstreams = new DownstreamChoice(server.Downstreams);
         _forwarder = server.CreateForwarder(_downstreams, out var index);
         Exchange = new Exchange(Head, Body, Response, options.DownstreamResponseTimeout, [], index);

@@ -51,7 +51,7 @@ public static class RequestSideDriver
             return RequestOutcome.Rejected(StatusOf(e), inBody: false);
         }
 
-        var body = new RequestBodyReader(input, Options, () => default);
+        var body = new RequestBodyReader(input, Options, continueTo: null);
         body.Start(head);
         var bytes = new List<byte>();
         var destination = new byte[7]; // small and odd, so de-framed data is also handed out in pieces
