@@ -8,6 +8,7 @@ using LLRP.Buffers;
 using LLRP.Errors;
 using LLRP.Exchanges;
 using LLRP.Http1;
+using LLRP.Transport;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 using KestrelBadRequest = Microsoft.AspNetCore.Http.BadHttpRequestException;
@@ -55,6 +56,8 @@ internal sealed class ProxyConnection
         /// <summary>The head is invalid or too slow: answer <see cref="_rejection"/> and end.</summary>
         Rejected,
     }
+
+    private static readonly Action<object?> s_clientGone = static state => ((Exchange)state!).ClientGone();
 
     private readonly ConnectionContext _context;
     private readonly PipeReader _input;
@@ -104,7 +107,7 @@ internal sealed class ProxyConnection
     {
         Exception? unhandled = null;
         var logged = false;
-        using var closed = _context.ConnectionClosed.Register(static state => ((Exchange)state!).ClientGone(), _exchange);
+        using var closed = WatchClientClosed();
         try
         {
             // One async method for the connection's life: its awaits reuse one state machine, request after request.
@@ -179,6 +182,18 @@ internal sealed class ProxyConnection
         {
             ExceptionDispatchInfo.Throw(unhandled);
         }
+    }
+
+    // The client closing aborts the exchange in flight. The epoll transport calls back without a token registration,
+    // which would leave a registration table and a node on its source for the connection's life (IClientClosedFeature).
+    private CancellationTokenRegistration WatchClientClosed()
+    {
+        if (_context.Features.Get<IClientClosedFeature>() is { } feature)
+        {
+            feature.OnClientClosed(s_clientGone, _exchange);
+            return default;
+        }
+        return _context.ConnectionClosed.Register(s_clientGone, _exchange);
     }
 
     /// <summary>

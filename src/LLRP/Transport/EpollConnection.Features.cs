@@ -73,6 +73,7 @@ internal sealed partial class EpollConnection : IFeatureCollection
         typeof(IConnectionLifetimeFeature),
         typeof(IConnectionEndPointFeature),
         typeof(IMemoryPoolFeature),
+        typeof(IClientClosedFeature),
     ];
 
     private static bool IsOwnFeature(Type type) => Array.IndexOf(OwnFeatures, type) >= 0;

@@ -23,7 +23,9 @@ internal sealed partial class EpollConnection
 
         private readonly EpollConnection _connection;
         private readonly EpollSocket _socket;
-        private readonly Action _onSent;
+        // Created by the first send that has to wait for the socket (most responses never do), so an idle connection
+        // holds no delegate for it.
+        private Action? _onSent;
         // Orders Complete against the end of a pending send: whichever comes second closes the socket.
         private readonly Lock _sync = new();
         private ManualResetValueTaskSourceCore<FlushResult> _core;
@@ -40,7 +42,6 @@ internal sealed partial class EpollConnection
         {
             _connection = connection;
             _socket = socket;
-            _onSent = OnSent;
             _core.RunContinuationsAsynchronously = !inlineScheduling;
         }
 
@@ -155,7 +156,7 @@ internal sealed partial class EpollConnection
 
             _sending = true;
             _send = send;
-            send.GetAwaiter().UnsafeOnCompleted(_onSent);
+            send.GetAwaiter().UnsafeOnCompleted(_onSent ??= OnSent);
             return null;
         }
 

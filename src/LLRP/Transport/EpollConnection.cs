@@ -21,7 +21,7 @@ namespace LLRP.Transport;
 /// </summary>
 internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
     IConnectionIdFeature, IConnectionTransportFeature, IConnectionItemsFeature, IConnectionLifetimeFeature,
-    IConnectionEndPointFeature, IMemoryPoolFeature
+    IConnectionEndPointFeature, IMemoryPoolFeature, IClientClosedFeature
 {
     /// <summary>
     /// The most request bytes the input holds that the app has not consumed: 1 MiB, Kestrel's MaxRequestBufferSize
@@ -34,10 +34,18 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
 
     private static long s_lastId;
 
+    // What _onClosed holds once the close was announced: a callback registered after it runs at once.
+    private static readonly Action<object?> s_announced = static _ => { };
+
     private readonly EpollSocket _socket;
     private readonly SocketReader _reader;
     private readonly SocketWriter _writer;
-    private readonly CancellationTokenSource _closed = new();
+    // ConnectionClosed's source, created by the first read of the token: the proxy's own request loop uses
+    // IClientClosedFeature, so an idle connection usually holds none.
+    private CancellationTokenSource? _closed;
+    // The IClientClosedFeature callback (null: none yet; s_announced: the close was announced) and its state.
+    private Action<object?>? _onClosed;
+    private object? _onClosedState;
     // Created only by a DisposeAsync that must wait for the queued ConnectionClosed callback, so an open connection
     // holds none.
     private TaskCompletionSource? _closedFired;
@@ -57,7 +65,6 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
         _socket = EpollSocket.Serve(accepted);
         MemoryPool = pool;
         ConnectionId = $"epoll-{Interlocked.Increment(ref s_lastId):x}";
-        ConnectionClosed = _closed.Token;
         _reader = new SocketReader(this, _socket, inlineScheduling);
         _writer = new SocketWriter(this, _socket, inlineScheduling);
         Transport = this;
@@ -76,7 +83,26 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
 
     public override IDuplexPipe Transport { get; set; }
 
-    public override CancellationToken ConnectionClosed { get; set; }
+    public override CancellationToken ConnectionClosed
+    {
+        get
+        {
+            var closed = Volatile.Read(ref _closed);
+            if (closed is null)
+            {
+                var created = new CancellationTokenSource();
+                closed = Interlocked.CompareExchange(ref _closed, created, null) ?? created;
+                // Published, then checked against AnnounceClosed's mark (set, then the source read): one of the two
+                // sees the other, so a source created as the close is announced is cancelled (twice does no harm).
+                if (closed == created && Volatile.Read(ref _onClosed) == s_announced)
+                {
+                    closed.Cancel();
+                }
+            }
+            return closed.Token;
+        }
+        set => throw new NotSupportedException("The epoll transport's connection reports its own close.");
+    }
 
     public override EndPoint? LocalEndPoint { get; set; }
 
@@ -98,7 +124,7 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
         _writer.Complete();
         if (Interlocked.CompareExchange(ref _closedState, 2, 0) == 0)
         {
-            _closed.Cancel();
+            AnnounceClosed();
         }
         else
         {
@@ -112,7 +138,34 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
             }
         }
 
-        _closed.Dispose();
+        // ConnectionClosed's source is not disposed: it has no timer and no wait handle to release, and a token read
+        // after this stays valid.
+    }
+
+    public void OnClientClosed(Action<object?> callback, object? state)
+    {
+        _onClosedState = state;
+        var previous = Interlocked.CompareExchange(ref _onClosed, callback, null);
+        if (previous == s_announced)
+        {
+            callback(state);
+        }
+        else if (previous is not null)
+        {
+            throw new InvalidOperationException("The connection already has a close callback.");
+        }
+    }
+
+    // ConnectionClosed fires and the IClientClosedFeature callback runs: the mark first, so that a registration or a
+    // token created from now on sees it; exactly one of this and OnClientClosed runs the callback.
+    private void AnnounceClosed()
+    {
+        var callback = Interlocked.Exchange(ref _onClosed, s_announced);
+        Volatile.Read(ref _closed)?.Cancel();
+        if (callback is not null && callback != s_announced)
+        {
+            callback(Volatile.Read(ref _onClosedState));
+        }
     }
 
     // What a failed receive or send tells the app: a reset (or a shutdown) is the client's, as Kestrel's socket transport
@@ -150,7 +203,7 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
         // run on the engine's thread, nor under the reader's lock.
         ThreadPool.UnsafeQueueUserWorkItem(static connection =>
         {
-            connection._closed.Cancel();
+            connection.AnnounceClosed();
             Interlocked.Exchange(ref connection._closedState, 3);
             Volatile.Read(ref connection._closedFired)?.TrySetResult();
         }, this, preferLocal: false);
