@@ -22,6 +22,11 @@ internal static unsafe partial class Native
     public const int MsgNoSignal = 0x4000;
 
     public const int EIntr = 4;
+
+    public const int FDupFdCloexec = 1030;
+    public const int SolSocket = 1;
+    public const int SoError = 4;
+    public const int SoRcvBuf = 8;
     public const int EAgain = 11;
 
     /// <summary>struct epoll_event, which x86-64 packs to 12 bytes (the reason the engine runs on x86-64 only).</summary>
@@ -47,7 +52,21 @@ internal static unsafe partial class Native
     [LibraryImport("libc", SetLastError = true)]
     public static partial nint send(int fd, byte* buffer, nuint length, int flags);
 
-    /// <summary>The SocketError a failed recv or send reports, as the runtime's own sockets report it.</summary>
+    /// <summary>fcntl with an int argument (F_DUPFD_CLOEXEC here); the x86-64 calling convention passes it as the variadic call does.</summary>
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int fcntl(int fd, int cmd, int arg);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int close(int fd);
+
+    /// <summary>shutdown(2); SocketShutdown's values are SHUT_RD, SHUT_WR and SHUT_RDWR.</summary>
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int shutdown(int fd, int how);
+
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int getsockopt(int fd, int level, int name, int* value, int* length);
+
+    /// <summary>The SocketError a failed recv, send or connect reports, as the runtime's own sockets report it.</summary>
     public static SocketError ToSocketError(int errno) => errno switch
     {
         EAgain => SocketError.WouldBlock,
@@ -59,6 +78,9 @@ internal static unsafe partial class Native
         111 => SocketError.ConnectionRefused, // ECONNREFUSED
         113 => SocketError.HostUnreachable, // EHOSTUNREACH
         101 => SocketError.NetworkUnreachable, // ENETUNREACH
+        99 => SocketError.AddressNotAvailable, // EADDRNOTAVAIL
+        100 => SocketError.NetworkDown, // ENETDOWN
+        112 => SocketError.HostDown, // EHOSTDOWN
         9 => SocketError.OperationAborted, // EBADF
         _ => SocketError.SocketError,
     };

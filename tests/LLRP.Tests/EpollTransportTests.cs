@@ -2,6 +2,7 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 using LLRP.Transport;
 using Xunit;
 
@@ -19,18 +20,21 @@ public sealed class EpollTransportTests
         using var client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         await client.ConnectAsync(listener.LocalEndPoint!);
         var accepted = await listener.AcceptAsync();
+        // The connection takes the accepted socket's descriptor and disposes the socket: a duplicate watches the
+        // receive queue.
+        using var watch = new Socket(new SafeSocketHandle(dup((int)accepted.SafeHandle.DangerousGetHandle()), ownsHandle: true));
         await using var connection = new EpollConnection(accepted, MemoryPool<byte>.Shared, inlineScheduling: false);
         var input = connection.Transport.Input;
 
         // 80 KiB waiting in the socket: the first receive fills the 4 KiB a request head gets, so the next buffer is
         // the streaming one, and the receive after it takes 64 KiB at once.
         var sent = 80 * 1024;
-        await SendAndWaitUntilReceivable(client, accepted, new byte[sent]);
+        await SendAndWaitUntilReceivable(client, watch, new byte[sent]);
         Assert.Equal(4096, await ReadAll(input));
         Assert.Equal(64 * 1024, await ReadAll(input));
         // The rest fits: a receive that does not fill its buffer sends the next one back to 4 KiB.
         Assert.Equal(sent - 4096 - 64 * 1024, await ReadAll(input));
-        await SendAndWaitUntilReceivable(client, accepted, new byte[6000]);
+        await SendAndWaitUntilReceivable(client, watch, new byte[6000]);
         Assert.Equal(4096, await ReadAll(input));
     }
 
@@ -44,6 +48,9 @@ public sealed class EpollTransportTests
         }
         Assert.Equal(bytes.Length, accepted.Available);
     }
+
+    [DllImport("libc", SetLastError = true)]
+    private static extern nint dup(int fd);
 
     // One read: how many bytes it returned, all of them consumed.
     private static async Task<long> ReadAll(PipeReader input)
