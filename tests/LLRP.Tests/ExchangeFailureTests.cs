@@ -119,6 +119,34 @@ public sealed class ExchangeFailureTests
     }
 
     [Fact]
+    public void A_renewed_abort_source_is_a_new_token_that_the_next_abort_cancels()
+    {
+        using var exchange = StartedExchange("GET / HTTP/1.1\r\nHost: a\r\n\r\n", out _);
+        var before = exchange.Aborted;
+        using var registration = before.Register(() => { });
+
+        exchange.RenewAbortSource();
+
+        Assert.NotEqual(before, exchange.Aborted);
+        Assert.False(exchange.Aborted.IsCancellationRequested);
+        exchange.ClientGone();
+        Assert.True(exchange.Aborted.IsCancellationRequested);
+        Assert.Equal(ProxyError.ClientGone, exchange.FailureOf(new OperationCanceledException(exchange.Aborted)).Error);
+    }
+
+    [Fact]
+    public void An_aborted_exchange_renewed_stays_aborted()
+    {
+        using var exchange = StartedExchange("GET / HTTP/1.1\r\nHost: a\r\n\r\n", out _);
+        exchange.Expire();
+
+        exchange.RenewAbortSource();
+
+        Assert.True(exchange.Aborted.IsCancellationRequested);
+        Assert.Equal(ProxyError.DownstreamTimeout, exchange.AbortFailure().Error);
+    }
+
+    [Fact]
     public void The_client_gone_is_nobodys_answer_and_a_thrown_failure_stays_as_classified()
     {
         using var exchange = StartedExchange("GET / HTTP/1.1\r\nHost: a\r\n\r\n", out _);

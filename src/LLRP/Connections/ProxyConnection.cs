@@ -1,7 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
-using System.Runtime.ExceptionServices;
 using System.Text;
 using LLRP.Balancing;
 using LLRP.Buffers;
@@ -70,6 +69,9 @@ internal sealed class ProxyConnection
     private volatile Waiting _waiting;
     private volatile bool _headTimedOut;
     private volatile bool _inExchange;
+    // Orders the idle trim's renewal of the exchange's abort source against the start of an exchange:
+    // 0 between exchanges, 1 while the trim renews it, 2 from the start of an exchange until the next head is awaited.
+    private int _exchangeGate;
     // The host is stopping and this connection's wait for a next request was cancelled to close it.
     private volatile bool _closingIdle;
     private ProxyError _rejection;
@@ -105,8 +107,6 @@ internal sealed class ProxyConnection
     /// <summary>The connection's life, started by <see cref="ProxyServer.OnConnectionAsync"/>; it leaves the server's set when it ends.</summary>
     public async Task RunAsync()
     {
-        Exception? unhandled = null;
-        var logged = false;
         using var closed = WatchClientClosed();
         try
         {
@@ -164,23 +164,19 @@ internal sealed class ProxyConnection
         {
             // The client went away: nothing left to answer.
         }
-        catch (Exception e)
+        catch (Exception e) when (_server.LogUnhandled(e, _context.ConnectionId))
         {
-            unhandled = e;
+            // A bug, logged; the connection closes as it would have.
         }
         finally
         {
             // First, so that the sweep and a graceful stop stop looking at it even if a disposal below throws.
-            logged = _server.ConnectionEnded(this, unhandled, _context.ConnectionId);
+            _server.ConnectionEnded(this);
             _waiting = Waiting.Nothing;
             _inExchange = false;
             Head.Reset();
             _forwarder.Dispose();
             _exchange.Dispose();
-        }
-        if (unhandled is not null && !logged)
-        {
-            ExceptionDispatchInfo.Throw(unhandled);
         }
     }
 
@@ -232,6 +228,7 @@ internal sealed class ProxyConnection
 
     private void StartHead()
     {
+        Volatile.Write(ref _exchangeGate, 0);
         Head.Reset();
         Wait(Waiting.NextRequest, _options.KeepAliveTimeout);
     }
@@ -291,6 +288,12 @@ internal sealed class ProxyConnection
     /// <summary>The head is valid: starts the exchange (body de-framing, the response and its deadline).</summary>
     private void StartExchange()
     {
+        // The trim may be renewing the exchange's abort source this moment, which takes an allocation: wait for it.
+        SpinWait spin = default;
+        while (Interlocked.CompareExchange(ref _exchangeGate, 2, 0) == 1)
+        {
+            spin.SpinOnce();
+        }
         _exchange.Start();
         _inExchange = true;
         _waiting = Waiting.Downstream;
@@ -333,13 +336,19 @@ internal sealed class ProxyConnection
 
     /// <summary>
     /// Called by <see cref="ProxyServer"/> right before its idle trim: a connection waiting for its next request lets its
-    /// forwarder give back what it keeps between exchanges (<see cref="IForwarder.ReleaseIdle"/>).
+    /// forwarder give back what it keeps between exchanges (<see cref="IForwarder.ReleaseIdle"/>) and renews its
+    /// exchange's abort source (<see cref="Exchange.RenewAbortSource"/>), unless an exchange starts meanwhile.
     /// </summary>
     internal void ReleaseIdle()
     {
         if (_waiting == Waiting.NextRequest)
         {
             _forwarder.ReleaseIdle();
+            if (Interlocked.CompareExchange(ref _exchangeGate, 1, 0) == 0)
+            {
+                _exchange.RenewAbortSource();
+                Volatile.Write(ref _exchangeGate, 0);
+            }
         }
     }
 

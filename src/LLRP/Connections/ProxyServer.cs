@@ -104,8 +104,8 @@ internal sealed class ProxyServer : IDisposable
 
     /// <summary>
     /// Kestrel's connection delegate: the connection's request loop, which is its whole life. The loop's own state
-    /// machine is the task Kestrel awaits (no second one per connection here), and it leaves the set and logs what no
-    /// layer classified itself (<see cref="ConnectionEnded"/>).
+    /// machine is the task Kestrel awaits (no second one per connection here); it leaves the set itself
+    /// (<see cref="ConnectionEnded"/>) and has what no layer classified logged (<see cref="LogUnhandled"/>).
     /// </summary>
     public Task OnConnectionAsync(ConnectionContext context)
     {
@@ -117,20 +117,21 @@ internal sealed class ProxyServer : IDisposable
         return connection.RunAsync();
     }
 
+    /// <summary>The last thing a connection's loop does: it leaves the set the sweep and a graceful stop look at.</summary>
+    internal void ConnectionEnded(ProxyConnection connection) => _connections.TryRemove(connection, out _);
+
     /// <summary>
-    /// The last thing a connection's loop does. An exception that reached it is a bug, not a client or downstream
-    /// failure (those end inside the loop): logged here because Kestrel's own category, which would log it, is off
-    /// (ProxyHost); returns false when nothing logs (tests without the host), so that it reaches Kestrel. The
-    /// connection closes either way.
+    /// An exception that reached a connection's loop is a bug, not a client or downstream failure (those end inside
+    /// the loop): logged here because Kestrel's own category, which would log it, is off (ProxyHost). False when
+    /// nothing logs (tests without the host), so that it reaches Kestrel. The connection closes either way.
     /// </summary>
-    internal bool ConnectionEnded(ProxyConnection connection, Exception? unhandled, string connectionId)
+    internal bool LogUnhandled(Exception e, string connectionId)
     {
-        _connections.TryRemove(connection, out _);
-        if (unhandled is null || _connectionLog is null)
+        if (_connectionLog is null)
         {
             return false;
         }
-        _connectionLog.LogError(unhandled, "Unhandled exception on connection {ConnectionId}.", connectionId);
+        _connectionLog.LogError(e, "Unhandled exception on connection {ConnectionId}.", connectionId);
         return true;
     }
 

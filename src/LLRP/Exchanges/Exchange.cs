@@ -22,7 +22,8 @@ namespace LLRP.Exchanges;
 internal sealed class Exchange : IDisposable
 {
     private readonly long _timeoutMs;
-    private readonly CancellationTokenSource _abort = new();
+    // Replaced only between exchanges (RenewAbortSource); read with Volatile.Read.
+    private CancellationTokenSource _abort = new();
     private long _deadline = long.MaxValue;
     // Why the exchange was aborted, plus one (0: not aborted), decided when it was (the deadline or the client) and read
     // once its awaits fail. The first reason stays: the timer and the client's close may race.
@@ -73,7 +74,7 @@ internal sealed class Exchange : IDisposable
     }
 
     /// <summary>Cancelled when the deadline expires or the client goes away; every downstream wait uses it.</summary>
-    public CancellationToken Aborted => _abort.Token;
+    public CancellationToken Aborted => Volatile.Read(ref _abort).Token;
 
     /// <summary>Whether <see cref="Aborted"/> was cancelled, and so a cancelled wait means <see cref="AbortFailure"/>.</summary>
     public bool IsAborted => Volatile.Read(ref _abortReason) != 0;
@@ -116,11 +117,31 @@ internal sealed class Exchange : IDisposable
         }
         try
         {
-            _abort.Cancel();
+            Volatile.Read(ref _abort).Cancel();
         }
         catch (ObjectDisposedException)
         {
+            // Disposed by the front end after the exchange ended, or replaced by RenewAbortSource this moment (which
+            // then cancels its new source itself).
         }
+    }
+
+    /// <summary>
+    /// A new abort source in place of the old, between exchanges. Each wait of an exchange that did wait registered on
+    /// the source, and a source keeps the table and the node its registrations used for as long as it lives (some
+    /// 150 B): the proxy's idle trim renews it, so an idle connection does not keep them. Only a front end that knows
+    /// no exchange is running or starting calls this (ProxyConnection's exchange gate).
+    /// </summary>
+    public void RenewAbortSource()
+    {
+        var renewed = new CancellationTokenSource();
+        var old = Interlocked.Exchange(ref _abort, renewed);
+        // Published, then the abort checked (Abort sets its reason, then reads the source): one of the two sees the other.
+        if (IsAborted)
+        {
+            renewed.Cancel();
+        }
+        old.Dispose();
     }
 
     /// <summary>The typed failure behind a wait that <see cref="Aborted"/> cancelled.</summary>
@@ -187,5 +208,5 @@ internal sealed class Exchange : IDisposable
     }
 
     /// <summary>The front end is done with the exchange for good.</summary>
-    public void Dispose() => _abort.Dispose();
+    public void Dispose() => Volatile.Read(ref _abort).Dispose();
 }

@@ -34,7 +34,8 @@ internal sealed partial class EpollConnection
 
         private readonly EpollConnection _connection;
         private readonly EpollSocket _socket;
-        private readonly Lock _sync = new();
+        // The connection's one lock, shared with the writer (EpollConnection's constructor).
+        private readonly Lock _sync;
         private readonly Action _onReadable;
         private ManualResetValueTaskSourceCore<ReadResult> _core;
         private ValueTask<int> _wait;
@@ -57,10 +58,11 @@ internal sealed partial class EpollConnection
         // The length of the next buffer rented: InitialBufferLength, or StreamingBufferLength while bytes keep coming.
         private int _nextLength = InitialBufferLength;
 
-        public SocketReader(EpollConnection connection, EpollSocket socket, bool inlineScheduling)
+        public SocketReader(EpollConnection connection, EpollSocket socket, Lock sync, bool inlineScheduling)
         {
             _connection = connection;
             _socket = socket;
+            _sync = sync;
             _onReadable = OnReadable;
             _core.RunContinuationsAsynchronously = !inlineScheduling;
         }

@@ -26,8 +26,9 @@ internal sealed partial class EpollConnection
         // Created by the first send that has to wait for the socket (most responses never do), so an idle connection
         // holds no delegate for it.
         private Action? _onSent;
-        // Orders Complete against the end of a pending send: whichever comes second closes the socket.
-        private readonly Lock _sync = new();
+        // Orders Complete against the end of a pending send: whichever comes second closes the socket. The reader's lock
+        // (EpollConnection's constructor): the writer's sections only set flags, so sharing it orders nothing new.
+        private readonly Lock _sync;
         private ManualResetValueTaskSourceCore<FlushResult> _core;
         private ValueTask _send;
         private byte[]? _buffer;
@@ -38,10 +39,11 @@ internal sealed partial class EpollConnection
         // A send failed, or the socket was closed: what the app writes now is dropped.
         private volatile bool _failed;
 
-        public SocketWriter(EpollConnection connection, EpollSocket socket, bool inlineScheduling)
+        public SocketWriter(EpollConnection connection, EpollSocket socket, Lock sync, bool inlineScheduling)
         {
             _connection = connection;
             _socket = socket;
+            _sync = sync;
             _core.RunContinuationsAsynchronously = !inlineScheduling;
         }
 
