@@ -110,6 +110,38 @@ public sealed class EpollSocket : IDisposable
         }
     }
 
+    /// <summary>
+    /// The peer's address (getpeername), read each time it is asked for: a connection that keeps its peer's end point
+    /// holds an IPEndPoint and an IPAddress (72 B) for a value its users read once. Null once the socket is closed or
+    /// the peer is gone, or for a family other than IPv4 and IPv6.
+    /// </summary>
+    public unsafe IPEndPoint? PeerEndPoint()
+    {
+        var address = new SocketAddress(AddressFamily.InterNetworkV6);
+        var length = address.Size;
+        lock (_lock)
+        {
+            if (_closed)
+            {
+                return null;
+            }
+            fixed (byte* buffer = address.Buffer.Span)
+            {
+                if (getpeername(Fd, buffer, &length) != 0)
+                {
+                    return null;
+                }
+            }
+        }
+        address.Size = length;
+        return address.Family switch
+        {
+            AddressFamily.InterNetwork => (IPEndPoint)new IPEndPoint(IPAddress.Any, 0).Create(address),
+            AddressFamily.InterNetworkV6 => (IPEndPoint)new IPEndPoint(IPAddress.IPv6Any, 0).Create(address),
+            _ => null,
+        };
+    }
+
     // Under the lock, open: an int-valued SOL_SOCKET option.
     private unsafe int GetSocketOption(int name)
     {

@@ -66,6 +66,9 @@ internal static unsafe partial class Native
     [LibraryImport("libc", SetLastError = true)]
     public static partial int getsockopt(int fd, int level, int name, int* value, int* length);
 
+    [LibraryImport("libc", SetLastError = true)]
+    public static partial int getpeername(int fd, byte* address, int* length);
+
     /// <summary>The SocketError a failed recv, send or connect reports, as the runtime's own sockets report it.</summary>
     public static SocketError ToSocketError(int errno) => errno switch
     {

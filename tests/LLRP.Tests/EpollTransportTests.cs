@@ -38,6 +38,35 @@ public sealed class EpollTransportTests
         Assert.Equal(4096, await ReadAll(input));
     }
 
+    [Theory]
+    [InlineData("127.0.0.1")]
+    [InlineData("::1")]
+    public async Task Reads_the_peers_end_point_and_names_itself_when_asked(string loopback)
+    {
+        var address = IPAddress.Parse(loopback);
+        using var listener = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        listener.Bind(new IPEndPoint(address, 0));
+        listener.Listen();
+        using var client = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        await client.ConnectAsync(listener.LocalEndPoint!);
+        var connection = new EpollConnection(await listener.AcceptAsync(), MemoryPool<byte>.Shared, inlineScheduling: false);
+        using var other = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        await other.ConnectAsync(listener.LocalEndPoint!);
+        await using var second = new EpollConnection(await listener.AcceptAsync(), MemoryPool<byte>.Shared, inlineScheduling: false);
+
+        Assert.Equal(client.LocalEndPoint, connection.RemoteEndPoint);
+        Assert.Equal(listener.LocalEndPoint, connection.LocalEndPoint);
+        Assert.Equal(connection.ConnectionId, connection.ConnectionId);
+        Assert.NotEqual(connection.ConnectionId, second.ConnectionId);
+        connection.ConnectionId = "named";
+        Assert.Equal("named", connection.ConnectionId);
+
+        // Closed: no peer to read.
+        connection.Abort(new Microsoft.AspNetCore.Connections.ConnectionAbortedException("test"));
+        Assert.Null(connection.RemoteEndPoint);
+        await connection.DisposeAsync();
+    }
+
     private static async Task SendAndWaitUntilReceivable(Socket client, Socket accepted, byte[] bytes)
     {
         await client.SendAsync(bytes);

@@ -38,6 +38,9 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
     private static readonly Action<object?> s_announced = static _ => { };
 
     private readonly EpollSocket _socket;
+    private readonly long _id;
+    private string? _connectionId;
+    private EndPoint? _remoteEndPoint;
     private readonly SocketReader _reader;
     private readonly SocketWriter _writer;
     // ConnectionClosed's source, created by the first read of the token: the proxy's own request loop uses
@@ -58,13 +61,14 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
 
     public EpollConnection(Socket accepted, MemoryPool<byte> pool, bool inlineScheduling)
     {
+        // The listener's end point, shared by every connection it accepts (the runtime gives an accepted socket the
+        // listener's when that is not a wildcard); the peer's is read when asked for (RemoteEndPoint).
         LocalEndPoint = accepted.LocalEndPoint;
-        RemoteEndPoint = accepted.RemoteEndPoint;
         // Kestrel's socket transport sets NoDelay on every accepted socket: a response must not wait for an ACK.
         accepted.NoDelay = true;
         _socket = EpollSocket.Serve(accepted);
         MemoryPool = pool;
-        ConnectionId = $"epoll-{Interlocked.Increment(ref s_lastId):x}";
+        _id = Interlocked.Increment(ref s_lastId);
         // One lock for the reader's and the writer's state: a connection holds one lock object (40 B) fewer. The writer
         // holds it only to set flags, never while it calls out, so it adds no lock order; a reader's section that closes
         // the socket and so ends a pending send re-enters it on the same thread, as it entered the writer's before.
@@ -74,7 +78,12 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
         Transport = this;
     }
 
-    public override string ConnectionId { get; set; }
+    // Formatted when read (its readers read it once or twice), unless set: a connection holds a number, not a string.
+    public override string ConnectionId
+    {
+        get => _connectionId ?? $"epoll-{_id:x}";
+        set => _connectionId = value;
+    }
 
     // The connection's own features answer from the connection itself (EpollConnection.Features.cs).
     public override IFeatureCollection Features => this;
@@ -110,7 +119,12 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
 
     public override EndPoint? LocalEndPoint { get; set; }
 
-    public override EndPoint? RemoteEndPoint { get; set; }
+    // Read from the socket when asked for (EpollSocket.PeerEndPoint: null once closed), unless set.
+    public override EndPoint? RemoteEndPoint
+    {
+        get => _remoteEndPoint ?? _socket.PeerEndPoint();
+        set => _remoteEndPoint = value;
+    }
 
     public MemoryPool<byte> MemoryPool { get; }
 
