@@ -129,10 +129,17 @@ start_proxy() {
       [ "$tls" = 0 ] || { listen_ssl=" ssl"; server_tls="ssl_certificate $work/cert.pem; ssl_certificate_key $work/key.pem;"; }
       sed -e "s|@LISTEN_ADDRESS@|127.0.0.1|g" -e "s|@LISTEN_PORT@|$port|g" -e "s|@LISTEN_SSL@|$listen_ssl|g" \
           -e "s|@SERVER_TLS@|$server_tls|g" -e "s|@UPSTREAM_SCHEME@|http|g" -e "s|@UPSTREAM_TLS@||g" \
-          -e "s|@MASTER@|off|g" -e "s|@WORKERS@|1|g" \
+          -e "s|@LISTEN_HTTP2@||g" -e "s|@MASTER@|off|g" -e "s|@WORKERS@|1|g" \
           -e "s|^ *@SERVERS@$|        server 127.0.0.1:$ds_port;|" -e "s|@WORK_DIR@|$work/nginx|g" \
           -e "s|worker_connections  *[0-9]*;|worker_connections  $((count * 2 + 256));|" \
           "$ROOT/crank/nginx/nginx.conf" > "$work/nginx/nginx.conf"
+      # A token the template gained and this list does not fill would only show as nginx refusing to start.
+      local left
+      left=$(grep -v '^ *#' "$work/nginx/nginx.conf" | grep -o '@[A-Z0-9_]*@' | sort -u | tr '\n' ' ' || true)
+      if [ -n "$left" ]; then
+        echo "idle-memory: crank/nginx/nginx.conf has a token this script does not fill: $left" >&2
+        exit 2
+      fi
       /usr/sbin/nginx -p "$work/nginx/" -c "$work/nginx/nginx.conf" -e stderr > "$work/proxy.log" 2>&1 &
       ;;
     haproxy)
