@@ -10,8 +10,8 @@ namespace LLHttp.Sockets;
 
 /// <summary>
 /// A connected TCP socket served by <see cref="EpollEngine"/>, never blocking (every recv and send passes MSG_DONTWAIT).
-/// One receive and one send may be pending at a time (each side of a full-duplex exchange has its own). Every system call on the descriptor is made under the socket's
-/// lock after checking that it is open, so a call never reaches a descriptor that was closed and reused. Completions of
+/// One receive and one send may be pending at a time (each side of a full-duplex exchange has its own). Every system
+/// call on the descriptor is made under the socket's lock after checking that it is open, so a call never reaches a descriptor that was closed and reused. Completions of
 /// pending operations run inline: on the engine's thread for readiness, on the caller's for cancellation and dispose.
 /// Steady-state receives and sends allocate nothing. LLHttp's downstream connections and LLRP's client connections (its
 /// Kestrel transport) both run on it.
@@ -48,17 +48,7 @@ public sealed class EpollSocket : IDisposable
     internal int Fd { get; }
 
     /// <summary>The socket's SO_RCVBUF as the kernel reports it.</summary>
-    public int ReceiveBufferSize
-    {
-        get
-        {
-            lock (_lock)
-            {
-                ObjectDisposedException.ThrowIf(_closed, this);
-                return GetSocketOption(SoRcvBuf);
-            }
-        }
-    }
+    public int ReceiveBufferSize => GetSocketOption(SoRcvBuf);
 
     /// <summary>The event data of this socket's registration (set by <see cref="EpollEngine.Register"/>).</summary>
     internal ulong Token { get; set; }
@@ -142,13 +132,17 @@ public sealed class EpollSocket : IDisposable
         };
     }
 
-    // Under the lock, open: an int-valued SOL_SOCKET option.
+    // An int-valued SOL_SOCKET option, read under the lock while the socket is open.
     private unsafe int GetSocketOption(int name)
     {
         int value = 0, length = sizeof(int);
-        if (getsockopt(Fd, SolSocket, name, &value, &length) != 0)
+        lock (_lock)
         {
-            throw new SocketException((int)ToSocketError(Marshal.GetLastPInvokeError()));
+            ObjectDisposedException.ThrowIf(_closed, this);
+            if (getsockopt(Fd, SolSocket, name, &value, &length) != 0)
+            {
+                throw new SocketException((int)ToSocketError(Marshal.GetLastPInvokeError()));
+            }
         }
         return value;
     }
@@ -212,12 +206,7 @@ public sealed class EpollSocket : IDisposable
             {
                 // Writable means the connect ended, either way; SO_ERROR tells which.
                 await served.SendAsync(ReadOnlyMemory<byte>.Empty, cancellationToken).ConfigureAwait(false);
-                int errno;
-                lock (served._lock)
-                {
-                    ObjectDisposedException.ThrowIf(served._closed, served);
-                    errno = served.GetSocketOption(SoError);
-                }
+                var errno = served.GetSocketOption(SoError);
                 if (errno != 0)
                 {
                     throw new SocketException((int)ToSocketError(errno));

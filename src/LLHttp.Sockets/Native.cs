@@ -22,12 +22,12 @@ internal static unsafe partial class Native
     public const int MsgNoSignal = 0x4000;
 
     public const int EIntr = 4;
+    public const int EAgain = 11;
 
     public const int FDupFdCloexec = 1030;
     public const int SolSocket = 1;
     public const int SoError = 4;
     public const int SoRcvBuf = 8;
-    public const int EAgain = 11;
 
     /// <summary>struct epoll_event, which x86-64 packs to 12 bytes (the reason the engine runs on x86-64 only).</summary>
     [StructLayout(LayoutKind.Sequential, Pack = 4)]
