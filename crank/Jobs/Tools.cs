@@ -1,0 +1,125 @@
+using System.Diagnostics;
+using System.Runtime.InteropServices;
+
+namespace LLRP.Jobs;
+
+/// <summary>The external tools a job runs (wrk, h2load, ab, nginx, HAProxy, the probe and the hook).</summary>
+internal static partial class Tools
+{
+    public const int SigInt = 2;
+    public const int SigTerm = 15;
+
+    /// <summary>The tool named by the environment variable <paramref name="variable"/>, else <paramref name="name"/>
+    /// on PATH; a usage failure naming the Debian package when neither is an executable file.</summary>
+    public static string Find(string variable, string name, string package)
+    {
+        var given = Environment.GetEnvironmentVariable(variable);
+        var path = string.IsNullOrEmpty(given) ? OnPath(name) : given;
+        if (path is null || !File.Exists(path))
+        {
+            throw JobFailure.BadUsage($"{name} not found (apt-get install -y {package})");
+        }
+        return path;
+    }
+
+    /// <summary>The first executable <paramref name="name"/> on PATH, or null.</summary>
+    public static string? OnPath(string name) =>
+        (Environment.GetEnvironmentVariable("PATH") ?? "").Split(':', StringSplitOptions.RemoveEmptyEntries)
+            .Select(dir => Path.Combine(dir, name))
+            .FirstOrDefault(File.Exists);
+
+    /// <summary>Runs <paramref name="file"/> to its end with the job's own stdout and stderr; its exit status.</summary>
+    public static int Run(string file, params IEnumerable<string> args)
+    {
+        using var run = ToolRun.Start(file, args, output: null);
+        return run.WaitForExit();
+    }
+
+    /// <summary>Runs the executable named by the environment variable <paramref name="variable"/> (when set) with
+    /// <paramref name="argument"/>: the runner's hooks and probes.</summary>
+    public static void Hook(string variable, string argument)
+    {
+        var hook = Environment.GetEnvironmentVariable(variable);
+        if (!string.IsNullOrEmpty(hook))
+        {
+            Run(hook, argument);
+        }
+    }
+
+    /// <summary>Sends <paramref name="signal"/> to <paramref name="pid"/>; false when it is gone.</summary>
+    public static bool Signal(int pid, int signal) => Kill(pid, signal) == 0;
+
+    [LibraryImport("libc", EntryPoint = "kill", SetLastError = true)]
+    private static partial int Kill(int pid, int signal);
+}
+
+/// <summary>One run of a tool: its stdout to a file (or the job's own stdout), stderr the job's.</summary>
+internal sealed class ToolRun : IDisposable
+{
+    private readonly Process _process;
+    private readonly Task _copy;
+    private readonly Stopwatch _clock = Stopwatch.StartNew();
+
+    private ToolRun(Process process, Task copy)
+    {
+        _process = process;
+        _copy = copy;
+    }
+
+    public int Id => _process.Id;
+
+    public bool HasExited => _process.HasExited;
+
+    /// <summary>Seconds since the start, whole.</summary>
+    public int Seconds => (int)_clock.Elapsed.TotalSeconds;
+
+    /// <summary>Starts <paramref name="file"/>; with <paramref name="output"/> its stdout goes to that file.</summary>
+    public static ToolRun Start(string file, IEnumerable<string> args, string? output)
+    {
+        var info = new ProcessStartInfo(file) { UseShellExecute = false, RedirectStandardOutput = output is not null };
+        foreach (var a in args)
+        {
+            info.ArgumentList.Add(a);
+        }
+        var process = Process.Start(info) ?? throw JobFailure.BadUsage($"could not start {file}");
+        var copy = Task.CompletedTask;
+        if (output is not null)
+        {
+            copy = Task.Run(async () =>
+            {
+                await using var to = File.Create(output);
+                await process.StandardOutput.BaseStream.CopyToAsync(to);
+            });
+        }
+        return new ToolRun(process, copy);
+    }
+
+    /// <summary>Waits for the end (and for its output to be written); the exit status.</summary>
+    public int WaitForExit()
+    {
+        _process.WaitForExit();
+        _copy.GetAwaiter().GetResult();
+        return _process.ExitCode;
+    }
+
+    /// <summary>Waits up to <paramref name="timeout"/>; true when it ended.</summary>
+    public bool WaitForExit(TimeSpan timeout) => _process.WaitForExit(timeout);
+
+    public void Signal(int signal)
+    {
+        if (!_process.HasExited)
+        {
+            Tools.Signal(_process.Id, signal);
+        }
+    }
+
+    public void Dispose()
+    {
+        if (!_process.HasExited)
+        {
+            _process.Kill(entireProcessTree: true);
+            _process.WaitForExit();
+        }
+        _process.Dispose();
+    }
+}
