@@ -55,7 +55,7 @@ internal static class Help
                           https, h2 on http. nginx and HAProxy get PROTOCOLS, LLRP --protocols, full YARP and
                           HttpClientProxy Kestrel's EndpointDefaults:Protocols; the origin always gets HTTP/1.1
           --front-end F   LLRP's front end, raw (LLRP's default) or kestrel, passed to every LLRP scenario (benchmarks.yml's
-                          frontEnd; LLRP's option name is in crank/lib-protocols.sh)
+                          frontEnd; LLRP's option name is in analysis/Runner/Protocols.cs)
           --json-dir DIR  where the JSON files go (default artifacts/crank/<date>-<time>)
           Topology (default, without crank on one machine of 2+ CPUs: --pin-proxy --origin nginx, the README
           headline's; with crank, --agents, --netns or 1 CPU: unpinned, Downstream as the origin):

@@ -1,16 +1,13 @@
-using System.Text.RegularExpressions;
-
 namespace LLRP.Runner;
 
 /// <summary>What the proxies' listeners speak (--protocols, benchmarks.yml's protocols) and LLRP's front end
-/// (--front-end, benchmarks.yml's frontEnd), and how each kind of proxy is told. The rules are crank/lib-protocols.sh's
-/// (checked by crank/tests/protocols-test.sh); LLRP's front-end option name is read from there, its one place.
+/// (--front-end, benchmarks.yml's frontEnd), and how each kind of proxy is told.
 ///
 /// Protocols: http1, h2 or http1,h2, the values LLRP's --protocols takes. On https ALPN chooses among them; on http h2
 /// alone is prior-knowledge h2c and http1,h2 is refused (a cleartext listener cannot offer a choice). Empty: nothing is
 /// passed (HTTP/1.1), except under the h2load load, which needs h2: http1,h2 on https, h2 on http. The proxy speaks
 /// HTTP/1.1 to the origin in every case.</summary>
-internal static partial class Protocols
+internal static class Protocols
 {
     /// <summary>The protocols the run's proxies get (empty: pass nothing); a UsageException when the combination
     /// cannot work.</summary>
@@ -81,20 +78,7 @@ internal static partial class Protocols
         _ => [],
     };
 
-    /// <summary>LLRP's front-end option as crank/lib-protocols.sh names it (LLRP_FRONT_END_OPTION).</summary>
-    public static string FrontEndOption(string crankDir)
-    {
-        var lib = Path.Combine(crankDir, "lib-protocols.sh");
-        foreach (var line in File.ReadLines(lib))
-        {
-            if (FrontEndOptionLine().Match(line) is { Success: true } m)
-            {
-                return m.Groups[1].Value;
-            }
-        }
-        throw new InvalidOperationException($"{lib} does not set LLRP_FRONT_END_OPTION");
-    }
-
-    [GeneratedRegex(@"^LLRP_FRONT_END_OPTION=(-\S+)$")]
-    private static partial Regex FrontEndOptionLine();
+    /// <summary>LLRP's option that selects its front end (the Kestrel HTTP/1.1 front end: --front-end kestrel, scenario
+    /// llrp-kestrel-h1): one name, here, so that a rename of LLRP's option (src/LLRP/CommandLine.cs) is one edit.</summary>
+    public const string FrontEndOption = "--frontEnd";
 }

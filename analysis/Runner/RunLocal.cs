@@ -765,7 +765,7 @@ internal sealed class RunLocal
         // LLRP's front end: the scenario's own (llrp-kestrel-h1), else --front-end.
         var frontEnd = s == "llrp-kestrel-h1" ? "kestrel" : _o.FrontEnd;
         // --protocols and the front end, as each kind of proxy takes them.
-        var (protoEnv, protoArgs) = Protocols.ProxyArgs(kind, app, _o.Protocols, frontEnd, Protocols.FrontEndOption(_crankDir));
+        var (protoEnv, protoArgs) = Protocols.ProxyArgs(kind, app, _o.Protocols, frontEnd, Protocols.FrontEndOption);
         var targetPort = kind == "none" ? _o.DownstreamPort : _o.ProxyPort;
         // --pin: the load on CPU 0, proxy and origin on CPU 1; --pin-proxy: the proxy alone on CPU 1.
         string[] cpu0 = ["taskset", "-c", "0"], cpu1 = ["taskset", "-c", "1"];

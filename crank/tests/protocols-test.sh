@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Checks the HTTP/2 plumbing without starting a server: what --protocols resolves to for each load and scheme
-# (crank/lib-protocols.sh), what each kind of proxy is given, and the configurations nginx-job.sh and haproxy-job.sh
-# render from PROTOCOLS and HAPROXY_FORWARDFOR, each checked by the server itself (nginx -t, haproxy -c). The jobs run
+# Checks the configurations nginx-job.sh and haproxy-job.sh render from PROTOCOLS and HAPROXY_FORWARDFOR without
+# starting a server, each checked by the server itself (nginx -t, haproxy -c); what --protocols resolves to and what
+# each kind of proxy is given are tests/Runner.Tests' (H2LoadOptionsTests). The jobs run
 # with a stand-in binary that runs the real one's configuration check and exits where they would start the server.
 # A few seconds; no network. Needs nginx and haproxy (run-local.sh installs them); skips those checks without them.
 # Exit status: 0 all checks passed, 1 otherwise.
@@ -13,30 +13,6 @@ check() {  # check NAME ACTUAL EXPECTED
   checks=$((checks + 1))
   if [ "$2" = "$3" ]; then echo "ok: $1"; else echo "FAILED: $1: got '$2', expected '$3'"; failed=$((failed + 1)); fi
 }
-# shellcheck source=../lib-protocols.sh disable=SC1091
-. "$crank/lib-protocols.sh"
-
-resolve() { protocols_resolve "$@" 2> /dev/null || echo "refused"; }
-check "h2load on https defaults to ALPN's choice" "$(resolve h2load https "")" http1,h2
-check "h2load on http defaults to h2c" "$(resolve h2load http "")" h2
-check "wrk passes nothing by default" "$(resolve wrk http "")" ""
-check "h2,http1 is http1,h2" "$(resolve wrk https h2,http1)" http1,h2
-check "http1,h2 on http is refused" "$(resolve h2load http http1,h2)" refused
-check "h2load with http1 is refused" "$(resolve h2load https http1)" refused
-check "wrk to an h2c-only proxy is refused" "$(resolve wrk http h2)" refused
-check "wrk to ALPN h2 over https is allowed" "$(resolve wrk https h2)" h2
-check "an unknown protocol is refused" "$(resolve h2load https h3)" refused
-
-protocols_proxy_args nginx "" h2 ""; check "nginx gets PROTOCOLS" "${PROTO_ENV[*]}|${PROTO_ARGS[*]}" "PROTOCOLS=h2|"
-protocols_proxy_args dotnet llrp http1,h2 kestrel
-check "LLRP gets --protocols and the front end" "${PROTO_ENV[*]}|${PROTO_ARGS[*]}" "|--protocols http1,h2 $LLRP_FRONT_END_OPTION kestrel"
-protocols_proxy_args dotnet yarp h2 kestrel
-check "full YARP gets Kestrel's protocols, no front end" "${PROTO_ARGS[*]}" "--Kestrel:EndpointDefaults:Protocols=Http2"
-protocols_proxy_args dotnet httpclientproxy http1,h2 ""
-check "HttpClientProxy gets Http1AndHttp2" "${PROTO_ARGS[*]}" "--Kestrel:EndpointDefaults:Protocols=Http1AndHttp2"
-protocols_proxy_args haproxy "" "" ""; check "nothing passed by default" "${#PROTO_ENV[@]}${#PROTO_ARGS[@]}" 00
-protocols_curl_args h2 http; check "curl to h2c" "${CURL_PROTO[*]}" --http2-prior-knowledge
-
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 "$crank/tls-cert.sh" "$work/tls" 127.0.0.1 > /dev/null 2>&1 || echo "protocols-test: tls-cert.sh failed"
 # stand-in NAME REAL CHECK: a binary that runs REAL when given the option CHECK (its configuration check: nginx -t,

@@ -88,10 +88,11 @@ public sealed class H2LoadOptionsTests
         Assert.Empty(Protocols.Curl("", "https"));
     }
 
-    /// <summary>The name LLRP's front-end option has in crank/lib-protocols.sh, which LLRP takes (src/LLRP/CommandLine.cs).</summary>
+    /// <summary>The runner's name for LLRP's front-end option is one LLRP declares (src/LLRP/CommandLine.cs).</summary>
     [Fact]
-    public void FrontEndOptionComesFromTheProtocolsLibrary() =>
-        Assert.Equal("--frontEnd", Protocols.FrontEndOption(Path.Combine(Program.RepositoryRoot(), "crank")));
+    public void FrontEndOptionIsLlrpOwn() =>
+        Assert.Contains($"new(\"{Protocols.FrontEndOption[2..]}\", ",
+            File.ReadAllText(Path.Combine(Program.RepositoryRoot(), "src", "LLRP", "CommandLine.cs")));
 
     [Fact]
     public void HelpListsTheHttp2Options()
