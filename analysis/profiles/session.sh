@@ -24,9 +24,9 @@ set -euo pipefail
 mode="${1:?mode}" target="${2:?target}" out="${3:?out dir}" label="${4:-$2}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-# OWN_GROUP: each server in its own process group (stopped as a group) within this session, as run-local.sh starts them.
-# shellcheck source=crank/lib-process.sh
-. "$repo/crank/lib-process.sh"
+# Job control: each background server becomes the leader of its own process group (stopped as a group) within this
+# session, as the runner starts them (analysis/Runner/ProcessGroups.cs says why not a session of its own: setsid).
+set -m
 : "${LLRP_DIR:=/tmp/prof/llrp}" "${DS_DIR:=/tmp/prof/ds}" "${PROXY_PORT:=58080}" "${DS_PORT:=58081}"
 : "${WARMUP_S:=15}" "${PERF_S:=10}" "${STRACE_S:=5}" "${CONNECTIONS:=64}" "${URL_PATH:=/}" "${PROXY_ENV:=}" "${PIN:=none}" "${ORIGIN:=downstream}"
 case "$ORIGIN" in downstream|nginx) ;; *) echo "session: ORIGIN must be downstream or nginx, not '$ORIGIN'" >&2; exit 2 ;; esac
@@ -61,10 +61,10 @@ proc_sample() {
 
 if [ "$ORIGIN" = nginx ]; then
   mkdir -p "$out/$label.origin"
-  "${OWN_GROUP[@]}" "${pin_load[@]}" env LISTEN_PORT="$DS_PORT" NGINX_CONFIG=origin.conf JOB_WORK_DIR="$out/$label.origin" \
+  "${pin_load[@]}" env LISTEN_PORT="$DS_PORT" NGINX_CONFIG=origin.conf JOB_WORK_DIR="$out/$label.origin" \
     "$repo/crank/nginx-job.sh" > "$out/$label.downstream.log" 2>&1 &
 else
-  "${OWN_GROUP[@]}" "${pin_load[@]}" env DOTNET_TieredPGO=1 "$DS_DIR/Downstream" --urls "http://127.0.0.1:$DS_PORT" > "$out/$label.downstream.log" 2>&1 &
+  "${pin_load[@]}" env DOTNET_TieredPGO=1 "$DS_DIR/Downstream" --urls "http://127.0.0.1:$DS_PORT" > "$out/$label.downstream.log" 2>&1 &
 fi
 ds_pid=$!; groups+=("$ds_pid")
 wait_port "$DS_PORT"
@@ -72,14 +72,14 @@ wait_port "$DS_PORT"
 case "$target" in
   llhttp|httpclient)
     # shellcheck disable=SC2086
-    "${OWN_GROUP[@]}" "${pin_proxy[@]}" env $BASE_ENV $PROXY_ENV "$LLRP_DIR/LLRP" --urls "http://127.0.0.1:$PROXY_PORT" \
+    "${pin_proxy[@]}" env $BASE_ENV $PROXY_ENV "$LLRP_DIR/LLRP" --urls "http://127.0.0.1:$PROXY_PORT" \
       --downstream "http://127.0.0.1:$DS_PORT" --client "$target" > "$out/$label.proxy.log" 2>&1 & ;;
   nginx)
     mkdir -p "$out/$label.nginx"
-    "${OWN_GROUP[@]}" "${pin_proxy[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" JOB_WORK_DIR="$out/$label.nginx" \
+    "${pin_proxy[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" JOB_WORK_DIR="$out/$label.nginx" \
       "$repo/crank/nginx-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
   haproxy)
-    "${OWN_GROUP[@]}" "${pin_proxy[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" "$repo/crank/haproxy-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
+    "${pin_proxy[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" "$repo/crank/haproxy-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
   *) echo "session: unknown target $target" >&2; exit 2 ;;
 esac
 pid=$!; groups+=("$pid")
