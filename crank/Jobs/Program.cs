@@ -3,6 +3,8 @@ using LLRP.Jobs;
 // benchmarks.yml's jobs, one subcommand each; crank and the runner call them through crank/<name>-job.sh.
 var jobs = new Dictionary<string, Func<string[], int>>(StringComparer.Ordinal)
 {
+    ["ab"] = AbJob.Run,
+    ["wrk"] = WrkJob.Run,
 };
 
 if (args.Length == 0 || !jobs.TryGetValue(args[0], out var job))

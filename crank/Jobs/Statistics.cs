@@ -1,4 +1,6 @@
 using System.Globalization;
+using System.Text.Encodings.Web;
+using System.Text.Json;
 using System.Text.Json.Nodes;
 
 namespace LLRP.Jobs;
@@ -21,6 +23,10 @@ internal static class Statistics
 {
     public const string Start = "#StartJobStatistics";
     public const string End = "#EndJobStatistics";
+
+    // jq's escaping (the bash jobs built the block with jq): quotes, backslashes and control characters only, so an
+    // apostrophe in a description stays one.
+    private static readonly JsonSerializerOptions AsJq = new() { Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
 
     /// <summary>The block for <paramref name="rows"/> from <paramref name="source"/> (crank's Source: the job's
     /// tool). A name given several times (aggregate "All": one value per step) gets one metadata entry, the first,
@@ -49,6 +55,6 @@ internal static class Statistics
             measurements.Add(new JsonObject { ["Timestamp"] = timestamp, ["Name"] = m.Name, ["Value"] = m.Value.DeepClone() });
         }
         var json = new JsonObject { ["Metadata"] = metadata, ["Measurements"] = measurements };
-        return $"{Start}\n{json.ToJsonString()}\n{End}\n";
+        return $"{Start}\n{json.ToJsonString(AsJq)}\n{End}\n";
     }
 }

@@ -22,6 +22,22 @@ internal static partial class Tools
         return path;
     }
 
+    /// <summary>The crank/ folder (jobs.sh's, where the jobs' scripts and configuration files live): the first folder
+    /// above the program's own that holds jobs.sh.</summary>
+    public static string CrankDir => FindCrankDir();
+
+    private static string FindCrankDir()
+    {
+        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
+        {
+            if (File.Exists(Path.Combine(dir.FullName, "jobs.sh")))
+            {
+                return dir.FullName;
+            }
+        }
+        throw JobFailure.BadUsage($"no jobs.sh above {AppContext.BaseDirectory}");
+    }
+
     /// <summary>The first executable <paramref name="name"/> on PATH, or null.</summary>
     public static string? OnPath(string name) =>
         (Environment.GetEnvironmentVariable("PATH") ?? "").Split(':', StringSplitOptions.RemoveEmptyEntries)
@@ -64,6 +80,8 @@ internal sealed class ToolRun : IDisposable
     {
         _process = process;
         _copy = copy;
+        // A job ended by a signal (crank or the runner stopping it) takes its tool along, as the bash jobs' exit traps did.
+        AppDomain.CurrentDomain.ProcessExit += KillOnExit;
     }
 
     public int Id => _process.Id;
@@ -73,10 +91,18 @@ internal sealed class ToolRun : IDisposable
     /// <summary>Seconds since the start, whole.</summary>
     public int Seconds => (int)_clock.Elapsed.TotalSeconds;
 
-    /// <summary>Starts <paramref name="file"/>; with <paramref name="output"/> its stdout goes to that file.</summary>
-    public static ToolRun Start(string file, IEnumerable<string> args, string? output)
+    /// <summary>Starts <paramref name="file"/>; with <paramref name="output"/> its stdout goes to that file, and with
+    /// <paramref name="errorsToo"/> its stderr as well (a shell's "&gt; FILE 2&gt;&amp;1"). <paramref name="input"/>, when
+    /// given, is its whole stdin (then closed); else it reads the job's.</summary>
+    public static ToolRun Start(string file, IEnumerable<string> args, string? output, bool errorsToo = false, string? input = null)
     {
-        var info = new ProcessStartInfo(file) { UseShellExecute = false, RedirectStandardOutput = output is not null };
+        var info = new ProcessStartInfo(file)
+        {
+            UseShellExecute = false,
+            RedirectStandardOutput = output is not null,
+            RedirectStandardError = output is not null && errorsToo,
+            RedirectStandardInput = input is not null,
+        };
         foreach (var a in args)
         {
             info.ArgumentList.Add(a);
@@ -85,11 +111,48 @@ internal sealed class ToolRun : IDisposable
         var copy = Task.CompletedTask;
         if (output is not null)
         {
+            var to = File.Create(output);
+            // Both streams into one file: whole reads, one at a time.
+            async Task CopyAsync(Stream from)
+            {
+                var buffer = new byte[16 * 1024];
+                int n;
+                while ((n = await from.ReadAsync(buffer)) > 0)
+                {
+                    lock (to)
+                    {
+                        to.Write(buffer, 0, n);
+                    }
+                }
+            }
+            var copies = new List<Task> { Task.Run(() => CopyAsync(process.StandardOutput.BaseStream)) };
+            if (info.RedirectStandardError)
+            {
+                copies.Add(Task.Run(() => CopyAsync(process.StandardError.BaseStream)));
+            }
             copy = Task.Run(async () =>
             {
-                await using var to = File.Create(output);
-                await process.StandardOutput.BaseStream.CopyToAsync(to);
+                try
+                {
+                    await Task.WhenAll(copies);
+                }
+                finally
+                {
+                    await to.DisposeAsync();
+                }
             });
+        }
+        if (input is not null)
+        {
+            try
+            {
+                process.StandardInput.Write(input);
+                process.StandardInput.Close();
+            }
+            catch (IOException)
+            {
+                // The tool ended (or closed its stdin) before reading it all: its output says what happened.
+            }
         }
         return new ToolRun(process, copy);
     }
@@ -113,8 +176,21 @@ internal sealed class ToolRun : IDisposable
         }
     }
 
+    private void KillOnExit(object? sender, EventArgs e)
+    {
+        try
+        {
+            _process.Kill(entireProcessTree: true);
+        }
+        catch (InvalidOperationException)
+        {
+            // Already ended.
+        }
+    }
+
     public void Dispose()
     {
+        AppDomain.CurrentDomain.ProcessExit -= KillOnExit;
         if (!_process.HasExited)
         {
             _process.Kill(entireProcessTree: true);
