@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Checks that the load job scripts read their tools' reports: ab-job.sh, ramp-job.sh, wrk-job.sh (and its TLS probe),
-# fixedrate-job.sh and h2load-job.sh on recorded output (crank/tests/data/README.md), and that a report they cannot read
-# fails with exit code 3. A few seconds; no network.
+# Checks that the load job scripts read their tools' reports: ramp-job.sh, fixedrate-job.sh and h2load-job.sh on
+# recorded output (crank/tests/data/README.md), and that a report they cannot read fails with exit code 3 (wrk-job's
+# and ab-job's checks: tests/Jobs.Tests). A few seconds; no network.
 # Exit status: 0 all checks passed, 1 otherwise.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,15 +20,6 @@ results_of() {
 
 out="$(mktemp)"; trap 'rm -f "$out"' EXIT
 
-"$crank/ab-job.sh" --parse "$data/ab-2.3.txt" > "$out"; check "ab-job: exit code" "$?" 0
-check "ab-job: figures" "$(results_of "$out")" \
-  '{"ab/rps/mean":435.58,"ab/time-per-request/mean":459.16,"ab/requests":1335,"ab/failed":0,"ab/non2xx":0,"ab/latency/50":338,"ab/latency/90":693,"ab/latency/95":770,"ab/latency/99":899,"ab/latency/max":900}'
-check "ab-job: crank names" "$(sed -n 2p "$out" | jq -r '[.Metadata[].Name] | map(select(startswith("ab/rps/mean") or startswith("ab/failed"))) | join(" ")')" \
-  'ab/rps/mean;http/rps/mean ab/failed;http/requests/errors'
-"$crank/ab-job.sh" --parse "$data/ab-2.3-failures.txt" > "$out"
-check "ab-job: failed and non-2xx" "$(results_of "$out" | jq -c '[.["ab/failed"], .["ab/non2xx"]]')" '[3,7]'
-"$crank/ab-job.sh" --parse "$data/h2load-1.52.txt" > /dev/null 2>&1; check "ab-job: not an ab report" "$?" 3
-
 check "ramp-job: step" "$("$crank/ramp-job.sh" --parse-step "$data/h2load-1.52.txt" "$data/h2load-1.52.log" 1000 3)" \
   '1000 533.7 533.7 36.560 103.254 100.000 1601 1601'
 check "ramp-job: step with failures" "$("$crank/ramp-job.sh" --parse-step "$data/h2load-1.52-failures.txt" "$data/h2load-1.52.log" 1000 3)" \
@@ -36,28 +27,6 @@ check "ramp-job: step with failures" "$("$crank/ramp-job.sh" --parse-step "$data
 "$crank/ramp-job.sh" --parse-step "$data/ab-2.3.txt" "$data/h2load-1.52.log" 1000 3 > /dev/null 2>&1
 check "ramp-job: not an h2load report" "$?" 3
 "$crank/ramp-job.sh" --steps 31 http://127.0.0.1:1/ > /dev/null 2>&1; check "ramp-job: more than 30 steps refused" "$?" 2
-
-# wrk-job.sh: the statistics block (built with jq) of a recorded POST run, and --max-errors on a report with errors.
-"$crank/wrk-job.sh" --parse "$data/wrk-4.1.0-post.txt" > "$out"; check "wrk-job: exit code" "$?" 0
-check "wrk-job: figures" "$(results_of "$out")" \
-  '{"wrk/rps/mean":12490.55,"wrk/requests":24992,"wrk/latency/mean":0.57245,"wrk/latency/max":15.87,"wrk/errors/badresponses":0,"wrk/errors/socketerrors":0,"wrk/throughput":13.65,"wrk/latency/50":0.232,"wrk/latency/75":0.383,"wrk/latency/90":1.46,"wrk/latency/95":2.42,"wrk/latency/99":5.53,"warmup/seconds":0}'
-check "wrk-job: crank names" "$(sed -n 2p "$out" | jq -r '[.Metadata[].Name] | map(select(startswith("wrk/latency/99") or startswith("wrk/requests"))) | join(" ")')" \
-  'wrk/requests;http/requests wrk/latency/99;http/latency/99'
-"$crank/wrk-job.sh" --parse "$data/wrk-4.1.0-post-errors.txt" --max-errors 6 > "$out"; check "wrk-job: 7 errors, --max-errors 6" "$?" 4
-check "wrk-job: bad responses and socket errors" "$(results_of "$out" | jq -c '[.["wrk/errors/badresponses"], .["wrk/errors/socketerrors"]]')" '[4,3]'
-"$crank/wrk-job.sh" --parse "$data/wrk-4.1.0-post-errors.txt" --max-errors 7 > /dev/null; check "wrk-job: 7 errors, --max-errors 7" "$?" 0
-"$crank/wrk-job.sh" --parse "$data/ab-2.3.txt" > /dev/null 2>&1; check "wrk-job: not a wrk report" "$?" 3
-
-# wrk-job.sh's TLS probe: protocol, cipher suite, group and resumption from OpenSSL's client (as strings, "First").
-tls_of() { sed -n 2p "$1" | jq -c '[.Measurements[] | .Value] + [.Metadata[0].Aggregate]'; }
-"$crank/wrk-job.sh" --parse-tls "$data/s_client-3.0.19-tls13-brief.txt" "$data/s_client-3.0.19-tls13-resumed.txt" > "$out"
-check "wrk-job: TLS 1.3, resumed" "$(tls_of "$out")" '["TLSv1.3","TLS_AES_256_GCM_SHA384","X25519",1,"First"]'
-"$crank/wrk-job.sh" --parse-tls "$data/s_client-3.0.19-tls12-brief.txt" "$data/s_client-3.0.19-tls12-new.txt" > "$out"
-check "wrk-job: TLS 1.2, not resumed" "$(tls_of "$out")" '["TLSv1.2","ECDHE-ECDSA-AES256-GCM-SHA384","X25519",0,"First"]'
-"$crank/wrk-job.sh" --parse-tls "$data/s_client-tls13-ecdh-brief.txt" "$data/s_client-3.0.19-tls12-new.txt" > "$out"
-check "wrk-job: a NIST curve's group" "$(tls_of "$out" | jq -r '.[2]')" prime256v1
-"$crank/wrk-job.sh" --parse-tls "$data/s_client-3.0.19-tls12-new.txt" "$data/s_client-3.0.19-tls12-new.txt" > /dev/null 2>&1
-check "wrk-job: no TLS summary" "$?" 3
 
 # fixedrate-job.sh on h2load's run against an origin that stalls every answer due from 1.0 to 1.2 s (2 connections,
 # 50 requests/s each): h2load holds the 20 requests due in the stall back and times them from their late send
