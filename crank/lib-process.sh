@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sourced by crank/run-local.sh, crank/comparisons.sh and analysis/profiles/session.sh: the processes of a run
+# Sourced by analysis/profiles/session.sh and crank/tests/h2load-variants-test.sh: the processes of a run
 # without crank (origin, proxy, load job), each started as its own process group so that stopping it stops
 # everything it started (wrapper scripts, probes, children), and the statistics blocks of a load job's log.
 #

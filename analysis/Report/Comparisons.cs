@@ -4,16 +4,16 @@ using System.Text.Json;
 
 namespace LLRP.Analysis;
 
-/// <summary>One run of a comparison: a row of comparisons.json (crank/comparisons.sh).</summary>
+/// <summary>One run of a comparison: a row of comparisons.json (analysis/Runner, Comparisons.cs).</summary>
 internal sealed record ComparisonRun(
     string Comparison, string Proxy, string Policy, int Replicas, int Connections, int Round, bool Ok,
     IReadOnlyDictionary<string, double> Figures, IReadOnlyDictionary<string, double[]> Series);
 
 /// <summary>
-/// The report of the four published comparisons (crank/comparisons.sh writes comparisons.json): the horizontal scaling
-/// table (proxy/policy x replicas, RPS and p95), the concurrency sweep (RPS, p90, p95), the ApacheBench table and the
-/// saturation ramp (a table per proxy, the saturation point of each, and three curves: achieved rate, p99 and
-/// availability against the offered rate).
+/// The report of the four published comparisons (crank/run-local.sh scaling|sweep|ab|ramp|comparisons writes
+/// comparisons.json): the horizontal scaling table (proxy/policy x replicas, RPS and p95), the concurrency sweep (RPS,
+/// p90, p95), the ApacheBench table and the saturation ramp (a table per proxy, the saturation point of each, and three
+/// curves: achieved rate, p99 and availability against the offered rate).
 /// </summary>
 internal static class Comparisons
 {
@@ -37,7 +37,7 @@ internal static class Comparisons
             var file = Path.Combine(command.ResultsDir, "comparisons.json");
             if (!File.Exists(file))
             {
-                throw new ReportException($"{file}: not found (crank/comparisons.sh writes it)");
+                throw new ReportException($"{file}: not found (crank/run-local.sh scaling|sweep|ab|ramp|comparisons writes it)");
             }
             var (runs, run) = Read(file);
             Directory.CreateDirectory(command.OutDir);

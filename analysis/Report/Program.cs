@@ -12,7 +12,7 @@ using LLRP.Analysis;
 // Exit status: 0 written, 1 input it cannot use (the message names the file), 2 bad usage.
 
 const string Usage = "usage: Report <results-dir> [--out <dir>] [--no-png] [--print-table]";
-// The published comparisons (crank/comparisons.sh) have their own report: comparisons.md.
+// The published comparisons (crank/run-local.sh scaling|sweep|ab|ramp|comparisons) have their own report: comparisons.md.
 if (args is ["--comparisons", ..])
 {
     return Comparisons.Run(args[1..]);

@@ -1,11 +1,11 @@
 namespace LLRP.Runner;
 
-/// <summary>run-local's --help: the whole option reference (docs/options.md is generated from it).</summary>
+/// <summary>The runner's --help texts: run-local's is the whole option reference (docs/options.md is generated from it).</summary>
 internal static class Help
 {
     internal const string RunLocal = """
         usage: crank/run-local.sh [options] [SCENARIO...]
-               crank/run-local.sh scaling|sweep|ab|ramp|comparisons [options]   the published comparisons (crank/comparisons.sh)
+               crank/run-local.sh scaling|sweep|ab|ramp|comparisons [options]   the published comparisons (crank/README.md, "Comparisons")
                crank/run-local.sh fixed-rate (--max-rps N | --max-from DIR) [options]   open-loop latency at 25/50/75/90 % of a
                           measured maximum (crank/fixedrate.sh)
                crank/run-local.sh stepped [options]   the stepped comparison: TLS and h2 to the proxy, X-Forwarded-For on, the
@@ -96,5 +96,37 @@ internal static class Help
         Writes <json-dir>/<scenario>.r<round>.json (crank --json shape), run.json, machine.txt, report.md
         with PNG charts, and each run's logs under <json-dir>/logs/. Exit status: 0 if every run that was
         attempted succeeded, 1 otherwise, 2 on bad usage.
+        """;
+
+    /// <summary>The comparisons' --help (crank/run-local.sh scaling|sweep|ab|ramp|comparisons --help).</summary>
+    internal const string Comparisons = """
+        usage: crank/run-local.sh COMPARISON [options]     (or crank/runner.sh comparisons COMPARISON [options])
+          COMPARISON      scaling | sweep | ab | ramp | comparisons (all four, in that order)
+          --rounds N      interleaved rounds (default 1)
+          --warmup S      unmeasured seconds before each measured run (default 20, as run-local.sh; ramp: at its first rate)
+          --duration S    measured seconds per run (default 15); ramp: seconds per step (default 10)
+          --proxies LIST  comma-separated, from llrp-llhttp,yarp,nginx,nginx-default,haproxy,direct (default: the
+                          comparison's own list)
+          --policies LIST scaling: load-balancing policies of llrp-llhttp and yarp (default: every one each has)
+          --replicas LIST scaling: replica counts (default 1,2,3,5)
+          --connections LIST  sweep: connection counts (default 10,50,100,200)
+          --scaling-connections N  scaling: wrk connections (default 200)
+          --ab-clients N  ab: concurrent clients (default 200)   --ab-path P  ab: the page (default /?s=26624)
+          --ramp-start R --ramp-step R --ramp-steps N --ramp-connections C   ramp (defaults 4000, 4000, 8, 100: 4k to 32k
+                          req/s; ramp-job.sh says where the range comes from)
+          --proxy-threads N  every proxy's threads or processes (benchmarks.yml's "threads", default 1: crank/README.md,
+                          "Equal threads"): nginx worker_processes, HAProxy nbthread, LLRP --engineThreads, YARP's
+                          DOTNET_PROCESSOR_COUNT
+          --proxy-port P / --downstream-port P   the proxy's port and the first replica's (replica i: P + i - 1);
+                          defaults 8080 / 8081 (then run under flock /tmp/llrp-ports.lock)
+          --json-dir DIR  where results go (default artifacts/crank/<date>-<time>-<comparison>)
+          --fallback      never use crank, even if it is installed
+          --no-install    never call apt-get
+          --no-report     do not write comparisons.md and the charts
+        With crank (crank on PATH or in .tools/crank/, and an agent on http://127.0.0.1:5010) every run is
+        "crank --config benchmarks.yml --scenario <comparison scenario> --profile local ..."; otherwise the same job
+        scripts run directly. Writes <json-dir>/<comparison>.<proxy>[.<policy>].n<replicas>.c<connections>.r<round>.json
+        (crank --json shape), comparisons.json (one row per run), comparisons.md with PNG charts, logs under logs/.
+        Exit status: 0 every run succeeded, 1 a run failed, 2 bad usage.
         """;
 }

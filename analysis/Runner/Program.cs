@@ -4,6 +4,7 @@ namespace LLRP.Runner;
 
 /// <summary>Entry point. Subcommands:
 ///   run-local [options] [SCENARIO...]   crank/run-local.sh (its --help has every option)
+///   comparisons COMPARISON [options]    crank/run-local.sh scaling|sweep|ab|ramp|comparisons (--help)
 ///   sweep [options] [SCENARIO...]       analysis/sweep.sh (--help)
 ///   ab-options [--summary] OUT NAME=... analysis/ab-options.sh (--help)
 ///   order ROUND ITEM...                 the items in that round's interleaved order, one per line (for scripts)</summary>
@@ -15,6 +16,8 @@ internal static class Program
         {
             case "run-local":
                 return RunLocal.Run(args[1..], RepositoryRoot());
+            case "comparisons":
+                return Comparisons.Run(args[1..], RepositoryRoot());
             case "sweep":
                 return Sweep.Run(args[1..], RepositoryRoot());
             case "ab-options":
@@ -26,7 +29,7 @@ internal static class Program
                 }
                 return 0;
             default:
-                Console.Error.WriteLine("runner: usage: Runner run-local|sweep [options] [SCENARIO...] | Runner ab-options [--summary] OUT NAME=... | Runner order ROUND ITEM... (ROUND >= 1)");
+                Console.Error.WriteLine("runner: usage: Runner run-local|sweep [options] [SCENARIO...] | Runner comparisons COMPARISON [options] | Runner ab-options [--summary] OUT NAME=... | Runner order ROUND ITEM... (ROUND >= 1)");
                 return 2;
         }
     }

@@ -47,6 +47,29 @@ internal static partial class ConsoleCapture
         }
     }
 
+    /// <summary>The comparisons with these arguments, on <paramref name="machine"/> (null: this one) with crank's agent
+    /// expected on <paramref name="agentPort"/>: exit status and stdout + stderr, log times replaced by HH:MM:SS.</summary>
+    public static (int Code, string Output) Comparisons(string root, Machine? machine, int agentPort, params string[] args)
+    {
+        var (stdout, stderr) = (Console.Out, Console.Error);
+        var both = new StringWriter();
+        Console.SetOut(both);
+        Console.SetError(both);
+        try
+        {
+            var code = Runner.Comparisons.Run(args, root, machine, agentPort);
+            return (code, ComparisonsTime().Replace(both.ToString(), "[comparisons HH:MM:SS]"));
+        }
+        finally
+        {
+            Console.SetOut(stdout);
+            Console.SetError(stderr);
+        }
+    }
+
+    [GeneratedRegex(@"\[comparisons \d\d:\d\d:\d\d\]")]
+    private static partial Regex ComparisonsTime();
+
     [GeneratedRegex(@"\[sweep \d\d:\d\d:\d\d \+\d+s\]")]
     private static partial Regex SweepStamp();
 
