@@ -32,6 +32,13 @@ internal sealed class JobArgs(IReadOnlyList<string> args)
     /// <summary>A whole number of <paramref name="option"/>; crank passes seconds, also written "15s".</summary>
     public int WholeNumber(string option) => WholeNumberOf(Value(option));
 
+    /// <summary>A whole number of <paramref name="option"/> that is a count, not seconds: no trailing "s".</summary>
+    public int Count(string option)
+    {
+        var value = Value(option);
+        return value.EndsWith('s') ? throw JobFailure.BadUsage($"not a whole number: {value}") : WholeNumberOf(value);
+    }
+
     /// <summary><paramref name="value"/> as a whole number (a trailing "s" allowed: seconds).</summary>
     public static int WholeNumberOf(string value)
     {

@@ -4,6 +4,9 @@ using LLRP.Jobs;
 var jobs = new Dictionary<string, Func<string[], int>>(StringComparer.Ordinal)
 {
     ["ab"] = AbJob.Run,
+    ["fixedrate"] = FixedRateJob.Run,
+    ["h2load"] = H2LoadJob.Run,
+    ["ramp"] = RampJob.Run,
     ["wrk"] = WrkJob.Run,
 };
 

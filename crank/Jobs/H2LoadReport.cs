@@ -1,0 +1,293 @@
+using System.Globalization;
+using System.Text;
+using System.Text.Json.Nodes;
+using System.Text.RegularExpressions;
+
+namespace LLRP.Jobs;
+
+/// <summary>What the h2load jobs (h2load, fixedrate, ramp) read of one h2load report. Lines used (h2load 1.52):
+/// <code>
+///   Application protocol: h2   (h2c over cleartext)
+///   finished in 15.00s, 31234.50 req/s, 9.12MB/s
+///   requests: 468518 total, 468618 started, 468518 done, 468518 succeeded, 0 failed, 0 errored, 0 timeout
+///   status codes: 468518 2xx, 0 3xx, 0 4xx, 0 5xx
+///   traffic: 136.82MB (143466502) total, 2.68MB (2811108) headers (space savings 95.22%), 4.47MB (4685180) data
+///   time for request:      512us     41.20ms      6.31ms      2.03ms    71.52%
+/// </code>
+/// A line given twice counts by its last copy, as the bash jobs' awk read it; a missing line leaves its figures null
+/// (the request counts, the rate, the request times) or 0 (status codes, traffic).</summary>
+internal sealed partial record H2LoadReport
+{
+    /// <summary>The application protocol h2load negotiated; "none" when the report names none.</summary>
+    public string Protocol { get; private init; } = "none";
+
+    /// <summary>h2load's own req/s (completed streams / duration); null without the "finished in" line.</summary>
+    public double? Rps { get; private init; }
+
+    /// <summary>The "requests:" line; null without it.</summary>
+    public RequestCounts? Requests { get; private init; }
+
+    /// <summary>2xx + 3xx answers.</summary>
+    public double Ok { get; private init; }
+
+    /// <summary>2xx answers alone (the ramp's achieved rate).</summary>
+    public double Ok2xx { get; private init; }
+
+    /// <summary>4xx + 5xx answers.</summary>
+    public double Bad { get; private init; }
+
+    /// <summary>Bytes received: frames, headers and data.</summary>
+    public double Bytes { get; private init; }
+
+    /// <summary>"time for request" max and mean in ms (-1 for a unit h2load does not print); null without the line.</summary>
+    public (double Max, double Mean)? RequestTime { get; private init; }
+
+    public static H2LoadReport Read(string path) => Parse(File.ReadLines(path));
+
+    public static H2LoadReport Parse(IEnumerable<string> lines)
+    {
+        var report = new H2LoadReport();
+        foreach (var line in lines)
+        {
+            var f = Awk.Fields(line);
+            string F(int i) => i <= f.Length ? f[i - 1] : "";
+            if (F(1) == "Application" && F(2) == "protocol:")
+            {
+                report = report with { Protocol = F(3).Length == 0 ? "none" : F(3) };
+            }
+            else if (F(1) == "finished" && F(2) == "in")
+            {
+                report = report with { Rps = Awk.Number(F(4)) };
+            }
+            else if (F(1) == "requests:")
+            {
+                report = report with { Requests = new(Awk.Number(F(4)), Awk.Number(F(6)), Awk.Number(F(8)), Awk.Number(F(10))) };
+            }
+            else if (F(1) == "status" && F(2) == "codes:")
+            {
+                report = report with
+                {
+                    Ok = Awk.Number(F(3)) + Awk.Number(F(5)),
+                    Ok2xx = Awk.Number(F(3)),
+                    Bad = Awk.Number(F(7)) + Awk.Number(F(9)),
+                };
+            }
+            else if (F(1) == "traffic:")
+            {
+                report = report with { Bytes = Awk.Number(F(3).Replace("(", "", StringComparison.Ordinal).Replace(")", "", StringComparison.Ordinal)) };
+            }
+            else if (F(1) == "time" && F(2) == "for" && F(3) == "request:")
+            {
+                report = report with { RequestTime = (Milliseconds(F(5)), Milliseconds(F(6))) };
+            }
+        }
+        return report;
+    }
+
+    /// <summary>One of h2load's times ("512us", "41.20ms", "1.5s") in ms; -1 for any other unit.</summary>
+    public static double Milliseconds(string time)
+    {
+        var unit = TimeDigits().Replace(time, "");
+        var n = Awk.Number(TimeUnit().Replace(time, ""));
+        return unit switch
+        {
+            "us" => n / 1000,
+            "ms" => n,
+            "s" => n * 1000,
+            _ => -1,
+        };
+    }
+
+    [GeneratedRegex("^[0-9.]+")]
+    private static partial Regex TimeDigits();
+
+    [GeneratedRegex("[a-z]+$")]
+    private static partial Regex TimeUnit();
+}
+
+/// <summary>h2load's "requests:" line: started, done (answered or failed), succeeded and failed requests.</summary>
+internal readonly record struct RequestCounts(double Started, double Done, double Succeeded, double Failed);
+
+/// <summary>One row of h2load's per-request log (--log-file): the start (µs since the epoch), the status (-1: no
+/// answer) and the µs until the answer was complete; one row per request that ended, in the order they ended.</summary>
+internal readonly record struct H2LoadLogRow(double Start, double Status, double Micros, string Line)
+{
+    /// <summary>The rows of <paramref name="path"/>; a line without three tab-separated fields is no request.</summary>
+    public static List<H2LoadLogRow> Read(string path)
+    {
+        var rows = new List<H2LoadLogRow>();
+        foreach (var line in File.ReadLines(path))
+        {
+            var f = line.Split('\t');
+            if (f.Length >= 3 && Awk.IsNumber(f[1]))
+            {
+                rows.Add(new(Awk.Number(f[0]), Awk.Number(f[1]), Awk.Number(f[2]), line));
+            }
+        }
+        return rows;
+    }
+
+    /// <summary>The answered requests' times in µs, ascending.</summary>
+    public static double[] AnsweredMicros(IEnumerable<H2LoadLogRow> rows) =>
+        [.. rows.Where(r => r.Status > 0).Select(r => r.Micros).Order()];
+
+    /// <summary>The 1-based nearest rank at <paramref name="position"/> (count × fraction, computed as the caller's
+    /// awk did): rounded up, the 0.999999 absorbing the product's rounding error; at least 1.</summary>
+    public static int NearestRank(double position) => Math.Max(1, (int)(position + 0.999999));
+}
+
+/// <summary>Numbers as the bash jobs' awk (mawk) read and printed them, so the statistics stay value for value the
+/// same: a field's leading number, and a computed figure printed with OFMT=%.10g (a whole one with %d).</summary>
+internal static partial class Awk
+{
+    /// <summary>The digits the jobs print of a computed figure (their awk's OFMT=%.10g).</summary>
+    public const int SignificantDigits = 10;
+
+    // 2^53: below it mawk prints a whole value with %d (and a double holds it exactly); the counts stay far below.
+    private const double MaxWhole = 9007199254740992;
+
+    /// <summary>awk's default field splitting: at runs of blanks, leading and trailing ones dropped.</summary>
+    public static string[] Fields(string line) => line.Split([' ', '\t'], StringSplitOptions.RemoveEmptyEntries);
+
+    /// <summary>The number <paramref name="text"/> starts with ("$4 + 0"), 0 when none.</summary>
+    public static double Number(string text)
+    {
+        var m = LeadingNumber().Match(text);
+        return m.Success ? double.Parse(m.Value, NumberStyles.Float, CultureInfo.InvariantCulture) : 0;
+    }
+
+    /// <summary>Whether <paramref name="text"/> is a number as a whole (awk compares it as one).</summary>
+    public static bool IsNumber(string text) => WholeNumberText().IsMatch(text);
+
+    /// <summary><paramref name="value"/> as printed with OFMT=%.10g and read back: whole numbers whole, any other to
+    /// ten significant digits (.NET's "G10" rounds as C's printf does: to nearest, an exact tie to even).</summary>
+    public static double Printed(double value) =>
+        value == Math.Floor(value) && Math.Abs(value) < MaxWhole ? value : Round($"G{SignificantDigits}", value);
+
+    /// <summary><paramref name="value"/> as printf "%.Nf" writes it, read back (a figure rounded to N decimals).</summary>
+    public static double Fixed(double value, int decimals) => Round($"F{decimals}", value);
+
+    /// <summary>A figure of the statistics block as the bash jobs' awk printed it (<see cref="Printed"/>).</summary>
+    public static Measurement Row(string name, string aggregate, string reduce, string brief, string description, string format, double value) =>
+        new(name, aggregate, reduce, brief, description, format, JsonValue.Create(Printed(value)));
+
+    /// <summary>printf "%.Nf".</summary>
+    public static string F(double value, int decimals) => value.ToString($"F{decimals}", CultureInfo.InvariantCulture);
+
+    private static double Round(string format, double value) =>
+        double.IsFinite(value)
+            ? double.Parse(value.ToString(format, CultureInfo.InvariantCulture), NumberStyles.Float, CultureInfo.InvariantCulture)
+            : value;
+
+    [GeneratedRegex(@"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")]
+    private static partial Regex LeadingNumber();
+
+    [GeneratedRegex(@"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")]
+    private static partial Regex WholeNumberText();
+}
+
+/// <summary>Running h2load for the jobs: the tool, its version, a bounded run, the per-connection rate and how a
+/// command line is shown.</summary>
+internal static class H2LoadTool
+{
+    /// <summary>h2load is stopped this long after its -D should have ended (the bash jobs' timeout: a hung h2load
+    /// fails the run instead of holding the job).</summary>
+    public const int GraceSeconds = 30;
+
+    /// <summary>After the stop (SIGTERM), seconds before SIGKILL (the bash jobs' timeout --kill-after=5).</summary>
+    public const int KillAfterSeconds = 5;
+
+    private const int SigKill = 9;
+
+    /// <summary>$H2LOAD, else h2load on PATH.</summary>
+    public static string Find() => Tools.Find("H2LOAD", "h2load", "nghttp2-client");
+
+    /// <summary>The first line of "h2load --version".</summary>
+    public static string Version(string h2load)
+    {
+        var output = Path.GetTempFileName();
+        try
+        {
+            using (var run = ToolRun.Start(h2load, ["--version"], output))
+            {
+                run.WaitForExit();
+            }
+            return File.ReadLines(output).FirstOrDefault() ?? "";
+        }
+        finally
+        {
+            File.Delete(output);
+        }
+    }
+
+    /// <summary>Starts h2load for <paramref name="seconds"/> (-D) with <paramref name="args"/>, its stdout to
+    /// <paramref name="output"/>; stopped <see cref="GraceSeconds"/> after that should have ended.</summary>
+    public static ToolRun Start(string h2load, int seconds, IEnumerable<string> args, string output)
+    {
+        var run = ToolRun.Start(h2load, ["-D", I(seconds), .. args], output);
+        var limit = TimeSpan.FromSeconds(seconds + GraceSeconds);
+        _ = Task.Run(async () =>
+        {
+            await Task.Delay(limit);
+            if (!run.HasExited)
+            {
+                run.Signal(Tools.SigTerm);
+                await Task.Delay(TimeSpan.FromSeconds(KillAfterSeconds));
+                run.Signal(SigKill);
+            }
+        });
+        return run;
+    }
+
+    /// <summary>h2load's --rps, per connection and a fraction: <paramref name="rate"/> / <paramref name="connections"/>.</summary>
+    public static string PerConnection(int rate, int connections, int decimals) => Awk.F((double)rate / connections, decimals);
+
+    /// <summary>A file of <paramref name="size"/> bytes "x" in <paramref name="dir"/>: the POST body (h2load -d).</summary>
+    public static string Body(string dir, int size)
+    {
+        var path = Path.Combine(dir, "body");
+        File.WriteAllBytes(path, Enumerable.Repeat((byte)'x', size).ToArray());
+        return path;
+    }
+
+    /// <summary>Shows <paramref name="output"/> line by line after <paramref name="prefix"/>; with
+    /// <paramref name="reportOnly"/> without h2load's progress lines.</summary>
+    public static void Show(string output, string prefix, bool reportOnly)
+    {
+        foreach (var line in File.ReadLines(output))
+        {
+            if (!reportOnly || !Progress.Any(p => line.StartsWith(p, StringComparison.Ordinal)))
+            {
+                Console.WriteLine(prefix + line);
+            }
+        }
+    }
+
+    private static readonly string[] Progress = ["progress:", "spawning thread", "Warm-up", "Main benchmark", "Stopped all", "starting benchmark"];
+
+    /// <summary>The arguments as bash's printf ' %q' shows them: each after a space, shell characters escaped.</summary>
+    public static string Quoted(IEnumerable<string> args)
+    {
+        var text = new StringBuilder();
+        foreach (var a in args)
+        {
+            text.Append(' ');
+            if (a.Length == 0)
+            {
+                text.Append("''");
+                continue;
+            }
+            for (var i = 0; i < a.Length; i++)
+            {
+                if (" \t\n'\"\\|&;()<>!{}*[]?^$`,".Contains(a[i], StringComparison.Ordinal) || (i == 0 && a[i] is '~' or '#'))
+                {
+                    text.Append('\\');
+                }
+                text.Append(a[i]);
+            }
+        }
+        return text.ToString();
+    }
+
+    public static string I(int value) => value.ToString(CultureInfo.InvariantCulture);
+}
