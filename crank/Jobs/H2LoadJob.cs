@@ -102,7 +102,7 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
                 case "--max-errors": maxErrors = args.Count(a); break;
                 case "--parse":
                     parseOutput = args.Value(a);
-                    parseLog = args.Value("--parse needs H2LOAD_OUTPUT LOG_FILE: --parse");
+                    parseLog = args.Next(out var log) && log.Length > 0 ? log : throw JobFailure.BadUsage("--parse needs H2LOAD_OUTPUT LOG_FILE");
                     break;
                 case "-h" or "--help": Console.WriteLine(Help); return 0;
                 default:

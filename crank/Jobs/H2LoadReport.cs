@@ -228,12 +228,16 @@ internal static class H2LoadTool
         var limit = TimeSpan.FromSeconds(seconds + GraceSeconds);
         _ = Task.Run(async () =>
         {
-            await Task.Delay(limit);
-            if (!run.HasExited)
+            try
             {
+                await Task.Delay(limit);
                 run.Signal(Tools.SigTerm);
                 await Task.Delay(TimeSpan.FromSeconds(KillAfterSeconds));
                 run.Signal(SigKill);
+            }
+            catch (InvalidOperationException)
+            {
+                // The run ended and was disposed of before its limit: nothing to stop.
             }
         });
         return run;

@@ -149,6 +149,7 @@ public class H2LoadJobTests
     [InlineData("not a whole number: x", "--max-errors", "x", "http://a/")]
     [InlineData("-H needs a value", "-H")]
     [InlineData("--parse needs an h2load report and its log file", "--parse", "/nonexistent", "/nonexistent")]
+    [InlineData("--parse needs H2LOAD_OUTPUT LOG_FILE", "--parse", "/nonexistent")]
     [InlineData("h2load not found (apt-get install -y nghttp2-client)", "http://127.0.0.1:1/")]
     public void Bad_usage_is_one_line_and_exit_2(string message, params string[] args) => H2LoadJobsProcess.BadUsage("h2load", message, args);
 
