@@ -36,7 +36,7 @@ internal static class Help
           --request-body-size N  0 = GET (default); N = POST with an N-byte body (benchmarks.yml's requestBodySize)
           --request-body-framing F  content-length (default) or chunked (wrk only)
           --headers H     request header preset: plaintext (default), browser, handshake (plaintext with "Connection: close":
-                          a new connection, and with https a full TLS handshake, for every request), none (crank/lib-headers.sh)
+                          a new connection, and with https a full TLS handshake, for every request), none (crank/Jobs/HeaderPresets.cs)
           --server-scheme S      http (default) or https: the load speaks TLS to the proxy (benchmarks.yml's serverScheme)
           --downstream-scheme S  http (default) or https: the proxy speaks TLS to the origin (downstreamScheme). Every
                           proxy and origin of the run presents one self-signed ECDSA P-256 certificate made for it
