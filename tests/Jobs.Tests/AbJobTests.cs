@@ -87,7 +87,7 @@ public class AbJobTests
     }
 }
 
-public class ReportTextTests
+public class AwkTests
 {
     // 0.87939453125 and 0.88037109375 are exact ties (rounded to even); 0.87939453375 is not one: its double lies below.
     [Theory]
@@ -104,7 +104,7 @@ public class ReportTextTests
     [InlineData(123456789012.5, "123456789000")]
     [InlineData(0.00001234567891234, "1.234567891E-05")]
     public void Figures_as_awk_printed_them(double value, string json) =>
-        Assert.Equal(json, JsonValue.Create(ReportText.AwkPrinted(value)).ToJsonString());
+        Assert.Equal(json, JsonValue.Create(Awk.Printed(value)).ToJsonString());
 
     [Theory]
     [InlineData("12.57k", 12.57)]
@@ -113,5 +113,5 @@ public class ReportTextTests
     [InlineData(".5", 0.5)]
     [InlineData("k12", 0)]
     [InlineData("", 0)]
-    public void Leading_numbers_as_awk_reads_them(string text, double value) => Assert.Equal(value, ReportText.Number(text));
+    public void Leading_numbers_as_awk_reads_them(string text, double value) => Assert.Equal(value, Awk.Number(text));
 }

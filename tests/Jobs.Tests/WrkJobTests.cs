@@ -114,7 +114,7 @@ public class WrkJobTests
     [InlineData("1.00h", 3600000)]
     [InlineData("5", -1)]
     [InlineData("", -1)]
-    public void Times_in_ms(string text, double ms) => Assert.Equal(ms, ReportText.AwkPrinted(WrkJob.Ms(text)));
+    public void Times_in_ms(string text, double ms) => Assert.Equal(ms, Awk.Printed(WrkJob.Ms(text)));
 
     [Theory]
     [InlineData("512.00B", 0.00048828125)]
@@ -123,7 +123,7 @@ public class WrkJobTests
     [InlineData("1.50GB", 1536)]
     [InlineData("1.00TB", 1048576)]
     [InlineData("3.00kB", -1)]
-    public void Bytes_in_mb(string text, double mb) => Assert.Equal(mb, ReportText.AwkPrinted(WrkJob.Mb(text)));
+    public void Bytes_in_mb(string text, double mb) => Assert.Equal(mb, Awk.Printed(WrkJob.Mb(text)));
 
     /// <summary>The figures of a TLS block and the first metadata entry's aggregate.</summary>
     private static string TlsOf(string first, string second)
