@@ -28,6 +28,12 @@ internal static class Headline
         return ReportCommand.Run(() => Console.Write(Build(dirs.Select(Path.GetFullPath).ToList())));
     }
 
+    /// <summary>One row of the table: a default point of a sitting and llrp-llhttp's figures there.</summary>
+    internal sealed record Row(string Point, int Rounds, double? Rps, double? Cpu, double? VsBest, string BestName, double? VsYarp, double? CpuVsYarp);
+
+    /// <summary>What the line under the table says of a sitting.</summary>
+    internal sealed record Note(string Date, string Commit, bool Dirty, string Topology, string Command);
+
     public static string Build(IReadOnlyList<string> dirs)
     {
         var rows = new StringBuilder();
@@ -35,42 +41,23 @@ internal static class Headline
         var count = 0;
         foreach (var dir in dirs)
         {
-            var (runs, metas, _) = ResultsReader.ReadAll(dir, null);
-            if (runs.Count == 0)
-            {
-                throw new ReportException($"{dir}: no runs (sitting.json, *.runs.json or per-run files)");
-            }
-            var a = new Analysis(runs);
+            var (points, note) = Read(dir);
             var name = Path.GetFileName(dir.TrimEnd(Path.DirectorySeparatorChar));
             var stamp = SittingStamp(name);
-            foreach (var p in a.Points.Where(p => p.Profile.Length == 0 && p.AppEnv.Length == 0))
+            foreach (var r in points)
             {
-                if (a.Get(p, Proxy) is not { } s)
-                {
-                    continue;
-                }
                 if (++count > MaxRows)
                 {
                     throw new ReportException($"more than {MaxRows} rows: name fewer sittings (the full history is docs/results.md)");
                 }
-                var yarp = a.Baseline(p, Analysis.Yarp);
-                var best = a.BestNative(p);
-                var cpuVsYarp = yarp?.CpuUsPerRequest is { } y && s.CpuUsPerRequest is > 0 ? y / s.CpuUsPerRequest.Value : (double?)null;
-                var bestName = best is null ? "" : best.Scenario == "haproxy" ? " (HAProxy)" : $" ({best.Scenario})";
                 rows.AppendLine(CultureInfo.InvariantCulture,
-                    $"| [{stamp}](analysis/results/{name}/README.md) | {p.Connections?.ToString(CultureInfo.InvariantCulture) ?? "?"} c, {Format.Bytes(p.ResponseBytes)} | " +
-                    $"{s.Runs.Count} | {Format.N0(s.Rps)} | {Format.F(s.CpuUsPerRequest, 1)} | " +
-                    $"{Lead(a.VsBestNative(s))}{bestName} | {Lead(a.VsYarp(s))} | {Lead(cpuVsYarp)} |");
+                    $"| [{stamp}](analysis/results/{name}/README.md) | {r.Point} | " +
+                    $"{r.Rounds} | {Format.N0(r.Rps)} | {Format.F(r.Cpu, 1)} | " +
+                    $"{Lead(r.VsBest)}{r.BestName} | {Lead(r.VsYarp)} | {Lead(r.CpuVsYarp)} |");
             }
-            var sweep = metas.FirstOrDefault(m => m.IsSweep) ?? metas.FirstOrDefault();
-            var commit = runs.Select(r => r.Commit).Concat(metas.Select(m => m.Commit)).FirstOrDefault(c => !string.IsNullOrEmpty(c));
-            var dirty = metas.Any(m => m.Dirty == true) ? " (uncommitted changes)" : "";
-            var command = sweep?.Commands.FirstOrDefault() ?? "not recorded";
-            var pinning = metas.Select(m => m.Pinned).FirstOrDefault(x => !string.IsNullOrEmpty(x) && x != "no");
-            var origin = metas.Select(m => m.Origin).FirstOrDefault(x => !string.IsNullOrEmpty(x)) ?? "downstream";
             notes.AppendLine(CultureInfo.InvariantCulture,
-                $"- {stamp}: started {sweep?.Date ?? "(not recorded)"}, commit `{(commit is { Length: > 7 } ? commit[..7] : commit ?? "?")}`{dirty}; " +
-                $"topology: {(pinning is null ? "unpinned" : "pinned " + pinning)}, origin {origin}; `{Format.Inline(command)}`");
+                $"- {stamp}: started {note.Date}, commit `{note.Commit}`{(note.Dirty ? " (uncommitted changes)" : "")}; " +
+                $"topology: {note.Topology}; `{note.Command}`");
         }
         if (count == 0)
         {
@@ -83,11 +70,43 @@ internal static class Headline
         return t.ToString();
     }
 
+    /// <summary>A sitting's rows (its default points with llrp-llhttp) and its note.</summary>
+    internal static (List<Row> Rows, Note Note) Read(string dir)
+    {
+        var (runs, metas, _) = ResultsReader.ReadAll(dir, null);
+        if (runs.Count == 0)
+        {
+            throw new ReportException($"{dir}: no runs (sitting.json, *.runs.json or per-run files)");
+        }
+        var a = new Analysis(runs);
+        var rows = new List<Row>();
+        foreach (var p in a.Points.Where(p => p.Profile.Length == 0 && p.AppEnv.Length == 0))
+        {
+            if (a.Get(p, Proxy) is not { } s)
+            {
+                continue;
+            }
+            var yarp = a.Baseline(p, Analysis.Yarp);
+            var best = a.BestNative(p);
+            var cpuVsYarp = yarp?.CpuUsPerRequest is { } y && s.CpuUsPerRequest is > 0 ? y / s.CpuUsPerRequest.Value : (double?)null;
+            var bestName = best is null ? "" : best.Scenario == "haproxy" ? " (HAProxy)" : $" ({best.Scenario})";
+            rows.Add(new Row($"{p.Connections?.ToString(CultureInfo.InvariantCulture) ?? "?"} c, {Format.Bytes(p.ResponseBytes)}",
+                s.Runs.Count, s.Rps, s.CpuUsPerRequest, a.VsBestNative(s), bestName, a.VsYarp(s), cpuVsYarp));
+        }
+        var sweep = metas.FirstOrDefault(m => m.IsSweep) ?? metas.FirstOrDefault();
+        var commit = runs.Select(r => r.Commit).Concat(metas.Select(m => m.Commit)).FirstOrDefault(c => !string.IsNullOrEmpty(c));
+        var command = sweep?.Commands.FirstOrDefault() ?? "not recorded";
+        var pinning = metas.Select(m => m.Pinned).FirstOrDefault(x => !string.IsNullOrEmpty(x) && x != "no");
+        var origin = metas.Select(m => m.Origin).FirstOrDefault(x => !string.IsNullOrEmpty(x)) ?? "downstream";
+        return (rows, new Note(sweep?.Date ?? "(not recorded)", commit is { Length: > 7 } ? commit[..7] : commit ?? "?",
+            metas.Any(m => m.Dirty == true), $"{(pinning is null ? "unpinned" : "pinned " + pinning)}, origin {origin}", Format.Inline(command)));
+    }
+
     /// <summary>A ratio in bold where llhttp leads (at or above 1.00 as printed).</summary>
     private static string Lead(double? ratio) => ratio is >= 0.995 ? $"**{Format.Ratio(ratio)}**" : Format.Ratio(ratio);
 
     /// <summary>"20261127-1823-…" → "2026-11-27 18:23"; another name stays as it is.</summary>
-    private static string SittingStamp(string folder) =>
+    internal static string SittingStamp(string folder) =>
         folder.Length >= 13 && folder[8] == '-' && folder[..8].All(char.IsAsciiDigit) && folder[9..13].All(char.IsAsciiDigit)
             ? $"{folder[..4]}-{folder[4..6]}-{folder[6..8]} {folder[9..11]}:{folder[11..13]}"
             : folder;

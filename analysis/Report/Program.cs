@@ -5,6 +5,8 @@ using LLRP.Analysis;
 //        dotnet run --project analysis/Report -- --fixed-rate <results-dir> [--out <dir>] [--no-png]
 //        dotnet run --project analysis/Report -- --stepped <results-dir> [--out <dir>] [--no-png]
 //        dotnet run --project analysis/Report -- --headline <sitting-dir>...
+//        dotnet run --project analysis/Report -- --aggregate [--prune] <sitting-dir>   (analysis/aggregate.sh)
+//        dotnet run --project analysis/Report -- --index [--print]
 //        dotnet run --project analysis/Report -- --tls-layer <dir http→http> <dir https→http> [<dir https→https>] --out <dir> [--no-png]
 // Reads every crank --json / run-local.sh result under <results-dir> (recursively) and writes <dir>/report.md
 // with PNG charts (default <dir>: the results directory itself). --print-table also prints the headline table
@@ -31,6 +33,16 @@ if (args is ["--stepped", ..])
 if (args is ["--headline", ..])
 {
     return Headline.Run(args[1..]);
+}
+// A sitting folded into DIR/sitting.json, the form it is committed in (analysis/aggregate.sh runs this).
+if (args is ["--aggregate", ..])
+{
+    return Aggregate.Run(args[1..]);
+}
+// The index of analysis/results/ in docs/results.md, a row per folder (the headline's ratios for a crank sitting).
+if (args is ["--index", ..])
+{
+    return ResultsIndex.Run(args[1..]);
 }
 // One report over the same scenarios run once per scheme pair: its layer table gains the TLS layer.
 if (args is ["--tls-layer", ..])
