@@ -67,7 +67,7 @@ public sealed class MatrixAndFixedRateTests : IDisposable
         }
         var before = FixedRate.Read(_dir).Select(r => (r.Scenario, r.Percent, r.Load["http/latency/99.9"])).ToList();
 
-        Folding.Fold(_dir);
+        Aggregate.Fold(_dir, prune: true);
         var after = FixedRate.Read(_dir).Select(r => (r.Scenario, r.Percent, r.Load["http/latency/99.9"])).ToList();
 
         Assert.Equal([("nginx", 25, 2.0), ("nginx", 90, 40.0)], before);

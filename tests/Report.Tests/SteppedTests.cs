@@ -57,7 +57,7 @@ public sealed class SteppedTests : IDisposable
         Write(4000, "yarp", 2, achieved: 10, p99: 900, availability: 50, cpu: 100, memory: 90, returnCode: 1);
         var before = Stepped.Read(_dir).Select(r => (r.Scenario, r.Rate, r.Round, r.Failed, r.Figures["h2load/rps/2xx"])).ToList();
 
-        Folding.Fold(_dir);
+        Aggregate.Fold(_dir, prune: true);
         var after = Stepped.Read(_dir).Select(r => (r.Scenario, r.Rate, r.Round, r.Failed, r.Figures["h2load/rps/2xx"])).ToList();
 
         Assert.Equal(3, before.Count);
