@@ -174,7 +174,7 @@ internal static class H2LoadTool
     /// <paramref name="output"/>; stopped <see cref="GraceSeconds"/> after that should have ended.</summary>
     public static ToolRun Start(string h2load, int seconds, IEnumerable<string> args, string output)
     {
-        var run = ToolRun.Start(h2load, ["-D", I(seconds), .. args], output);
+        var run = ToolRun.Start(h2load, ["-D", I(seconds), .. args], output, errorsToo: true);
         var limit = TimeSpan.FromSeconds(seconds + GraceSeconds);
         _ = Task.Run(async () =>
         {
