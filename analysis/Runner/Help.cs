@@ -7,9 +7,9 @@ internal static class Help
         usage: crank/run-local.sh [options] [SCENARIO...]
                crank/run-local.sh scaling|sweep|ab|ramp|comparisons [options]   the published comparisons (crank/README.md, "Comparisons")
                crank/run-local.sh fixed-rate (--max-rps N | --max-from DIR) [options]   open-loop latency at 25/50/75/90 % of a
-                          measured maximum (crank/fixedrate.sh)
+                          measured maximum (`crank/run-local.sh fixed-rate --help`)
                crank/run-local.sh stepped [options]   the stepped comparison: TLS and h2 to the proxy, X-Forwarded-For on, the
-                          offered load stepped up until each proxy fails (crank/stepped.sh)
+                          offered load stepped up until each proxy fails (`crank/run-local.sh stepped --help`)
           SCENARIO        direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext
                           llrp-yarp httpclientproxy yarp (default: every one that can run here); also llrp-kestrel-h1
                           (llhttp behind LLRP's Kestrel HTTP/1.1 front end, as --front-end kestrel; run only when named)
@@ -42,7 +42,7 @@ internal static class Help
                           proxy and origin of the run presents one self-signed ECDSA P-256 certificate made for it
                           (crank/tls-cert.sh, in the run's tls/ folder) and trusts only it downstream
           --load L        wrk (default: closed loop, crank/wrk-job.sh), fixedrate (open loop at --rate requests/s,
-                          crank/fixedrate-job.sh; fixed warm-up, no adaptive one; crank/fixedrate.sh runs it at 25/50/75/90 %
+                          crank/fixedrate-job.sh; fixed warm-up, no adaptive one; run-local.sh fixed-rate runs it at 25/50/75/90 %
                           of a measured maximum) or h2load (HTTP/2 from the load, crank/h2load-job.sh: closed loop, -c
                           connections with --streams streams each; open loop with --rate; no direct scenario: the origin
                           speaks HTTP/1.1; refuses --headers handshake and chunked bodies)

@@ -153,6 +153,25 @@ internal sealed partial class ProcessGroups(Action<string> warn)
         return (p.ExitCode, stdout.Result + stderr.Result);
     }
 
+    /// <summary>Runs a command to its end on this console (its output is the user's to read, as a bash script's child's
+    /// is) and returns its exit status. No bound: the command bounds itself (run-local.sh bounds every run).</summary>
+    public static int RunAttached(IEnumerable<string> command, string? workDir = null)
+    {
+        var cmd = command.ToList();
+        var psi = new ProcessStartInfo(cmd[0]) { UseShellExecute = false };
+        foreach (var a in cmd.Skip(1))
+        {
+            psi.ArgumentList.Add(a);
+        }
+        if (workDir is not null)
+        {
+            psi.WorkingDirectory = workDir;
+        }
+        using var p = Process.Start(psi) ?? throw new InvalidOperationException($"cannot start {cmd[0]}");
+        p.WaitForExit();
+        return p.ExitCode;
+    }
+
     /// <summary>The file's text while another process may be writing it.</summary>
     public static string ReadShared(string path)
     {

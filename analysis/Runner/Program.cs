@@ -7,6 +7,8 @@ namespace LLRP.Runner;
 ///   comparisons COMPARISON [options]    crank/run-local.sh scaling|sweep|ab|ramp|comparisons (--help)
 ///   sweep [options] [SCENARIO...]       analysis/sweep.sh (--help)
 ///   ab-options [--summary] OUT NAME=... analysis/ab-options.sh (--help)
+///   fixed-rate [options] [SCENARIO...]  crank/run-local.sh fixed-rate (--help): run-local at shares of a maximum
+///   stepped [options] [SCENARIO...]     crank/run-local.sh stepped (--help): the stepped h2-over-TLS comparison
 ///   order ROUND ITEM...                 the items in that round's interleaved order, one per line (for scripts)</summary>
 internal static class Program
 {
@@ -22,6 +24,10 @@ internal static class Program
                 return Sweep.Run(args[1..], RepositoryRoot());
             case "ab-options":
                 return AbOptions.Run(args[1..], RepositoryRoot());
+            case "fixed-rate":
+                return FixedRateStudy.Run(args[1..], RepositoryRoot());
+            case "stepped":
+                return SteppedStudy.Run(args[1..], RepositoryRoot());
             case "order" when args.Length >= 2 && int.TryParse(args[1], NumberStyles.None, CultureInfo.InvariantCulture, out var round) && round >= 1:
                 foreach (var item in Rounds.Order(round, args[2..]))
                 {
@@ -29,7 +35,7 @@ internal static class Program
                 }
                 return 0;
             default:
-                Console.Error.WriteLine("runner: usage: Runner run-local|sweep [options] [SCENARIO...] | Runner comparisons COMPARISON [options] | Runner ab-options [--summary] OUT NAME=... | Runner order ROUND ITEM... (ROUND >= 1)");
+                Console.Error.WriteLine("runner: usage: Runner run-local|sweep|fixed-rate|stepped [options] [SCENARIO...] | Runner comparisons COMPARISON [options] | Runner ab-options [--summary] OUT NAME=... | Runner order ROUND ITEM... (ROUND >= 1)");
                 return 2;
         }
     }

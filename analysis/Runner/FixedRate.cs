@@ -1,0 +1,237 @@
+using System.Globalization;
+using System.Numerics;
+using System.Text.Json.Nodes;
+using System.Text.RegularExpressions;
+
+namespace LLRP.Runner;
+
+/// <summary>`crank/run-local.sh fixed-rate`'s options.</summary>
+internal sealed class FixedRateOptions
+{
+    // dpbench's shares: from light load to just below saturation, where a proxy's tail shows first.
+    public string Percents = "25,50,75,90";
+    public long? MaxRps;
+    public string MaxFrom = "", Out = "";
+    public bool Report = true, Help;
+    public readonly List<string> Pass = [];
+    public readonly List<string> Scenarios = [];
+}
+
+/// <summary>Open-loop latency at shares of a measured maximum (`crank/run-local.sh fixed-rate`, formerly
+/// crank/fixedrate.sh): run-local --load fixedrate at each share of the best peer's maximum requests/s, one run-local
+/// call per share into DIR/p&lt;percent&gt;/, then analysis/Report --fixed-rate (the method of dpbench: latency at a
+/// share of the maximum load, beside direct at the same offered load).</summary>
+internal static partial class FixedRateStudy
+{
+    private static readonly string[] All =
+        ["direct", "nginx", "haproxy", "llrp-llhttp", "llrp-httpclient", "llrp-httpclientwithcontext", "llrp-yarp", "httpclientproxy", "yarp"];
+    private static readonly string[] DefaultScenarios = ["direct", "llrp-llhttp", "nginx", "haproxy", "yarp"];
+    // The shares a plan may hold, in percent: above 100 % is an overload on purpose, twice the maximum is plenty.
+    private const int MinShare = 1, MaxShare = 200;
+
+    public static int Run(IReadOnlyList<string> args, string root, LevelHooks? hooks = null)
+    {
+        try
+        {
+            var o = Parse(args);
+            if (o.Help)
+            {
+                Console.Out.Write(HelpText);
+                return 0;
+            }
+            return Execute(o, args, root, hooks ?? LevelHooks.For(root));
+        }
+        catch (UsageException e)
+        {
+            Console.Error.WriteLine($"fixedrate: {e.Message} (see --help)");
+            return 2;
+        }
+    }
+
+    internal static FixedRateOptions Parse(IReadOnlyList<string> args)
+    {
+        var o = new FixedRateOptions();
+        for (var i = 0; i < args.Count; i++)
+        {
+            var a = args[i];
+            string Next() => i + 1 < args.Count ? args[++i] : "";
+            switch (a)
+            {
+                case "--max-rps":
+                    var n = Next();
+                    o.MaxRps = Digits().IsMatch(n) && long.TryParse(n, NumberStyles.None, CultureInfo.InvariantCulture, out var max) && max >= 1
+                        ? max : throw new UsageException("--max-rps needs a whole number >= 1");
+                    break;
+                case "--max-from":
+                    var dir = Next();
+                    o.MaxFrom = dir.Length > 0 && Directory.Exists(dir) ? dir : throw new UsageException("--max-from needs a results folder");
+                    break;
+                case "--percents":
+                    var list = Next();
+                    o.Percents = PercentList().IsMatch(list) ? list : throw new UsageException("--percents needs a comma-separated list of whole numbers");
+                    break;
+                case "--out":
+                    var @out = Next();
+                    o.Out = @out.Length > 0 ? @out : throw new UsageException("--out needs a folder");
+                    break;
+                case "--no-report": o.Report = false; break;
+                case "--load" or "--rate" or "--json-dir": throw new UsageException($"{a} is set by this script");
+                case "-h" or "--help": o.Help = true; return o;
+                default:
+                    (All.Contains(a) ? o.Scenarios : o.Pass).Add(a);
+                    break;
+            }
+        }
+        if (o.MaxRps is null && o.MaxFrom.Length == 0)
+        {
+            throw new UsageException("give the maximum: --max-rps N or --max-from DIR");
+        }
+        if (o.MaxRps is not null && o.MaxFrom.Length > 0)
+        {
+            throw new UsageException("--max-rps and --max-from exclude each other");
+        }
+        if (o.Scenarios.Count == 0)
+        {
+            o.Scenarios.AddRange(DefaultScenarios);
+        }
+        return o;
+    }
+
+    /// <summary>The shares, lowest first, each once, and each one's rate (integer requests/s, rounded down).</summary>
+    internal static (List<int> Shares, List<long> Rates) Shares(string percents, long max)
+    {
+        var shares = percents.Split(',').Select(p => (Text: p, Value: BigInteger.Parse(p, CultureInfo.InvariantCulture)))
+            .DistinctBy(p => p.Value).OrderBy(p => p.Value).ToList();
+        foreach (var (text, value) in shares.Where(p => p.Value < MinShare || p.Value > MaxShare))
+        {
+            throw new UsageException($"a share must be {MinShare} to {MaxShare} %, not {text}");
+        }
+        List<int> values = [.. shares.Select(p => (int)p.Value)];
+        return (values, [.. values.Select(p => max * p / 100)]);
+    }
+
+    /// <summary>--max-from: the best peer's measured maximum, the higher of nginx's and HAProxy's median http/rps/mean
+    /// over their successful closed-loop runs anywhere under <paramref name="dir"/> (fixed-rate runs left out: they
+    /// answer what they were offered), as (requests/s rounded down, where it comes from); null when there is none.</summary>
+    internal static (long Max, string Source)? MaxFrom(string dir)
+    {
+        var runs = new List<(string Scenario, double Rps)>();
+        foreach (var file in Directory.EnumerateFiles(dir, "*.json", SearchOption.AllDirectories))
+        {
+            var name = Path.GetFileName(file);
+            if (!(name.StartsWith("nginx.r", StringComparison.Ordinal) || name.StartsWith("haproxy.r", StringComparison.Ordinal)))
+            {
+                continue;
+            }
+            JsonNode? run;
+            try
+            {
+                run = JsonNode.Parse(File.ReadAllText(file));
+            }
+            catch (System.Text.Json.JsonException)
+            {
+                continue;
+            }
+            var load = run?["jobResults"]?["jobs"]?["load"]?["results"];
+            var rps = Levels.Num(load?["http/rps/mean"]);
+            if (Levels.Num(run?["returnCode"]) != 0 || rps is null || load?["fixedrate/rate"] is not null)
+            {
+                continue;
+            }
+            // The scenario the run says it ran, else the one its file is named after.
+            var scenario = run?["jobResults"]?["properties"]?["scenario"]?.ToString() ?? name[..name.IndexOf(".r", StringComparison.Ordinal)];
+            runs.Add((scenario, rps.Value));
+        }
+        // The higher median; on a tie the later scenario in name order, as jq's max_by picks.
+        var best = runs.GroupBy(r => r.Scenario).OrderBy(g => g.Key, StringComparer.Ordinal)
+            .Select(g => (Scenario: g.Key, N: g.Count(), Median: Levels.Median(g.Select(r => r.Rps))!.Value))
+            .Aggregate(((string Scenario, int N, double Median)?)null, (b, g) => b is null || g.Median >= b.Value.Median ? g : b);
+        return best is { } b && Math.Floor(b.Median) >= 1
+            ? ((long)Math.Floor(b.Median), $"the median of {b.N} {b.Scenario} run(s) in {dir}")
+            : null;
+    }
+
+    private static int Execute(FixedRateOptions o, IReadOnlyList<string> args, string root, LevelHooks hooks)
+    {
+        var command = Levels.CommandLine("crank/run-local.sh fixed-rate", args);
+        var (max, source) = (o.MaxRps ?? 0, "given (--max-rps)");
+        if (o.MaxFrom.Length > 0)
+        {
+            if (MaxFrom(o.MaxFrom) is not { } found)
+            {
+                Console.Error.WriteLine($"fixedrate: no successful nginx or haproxy run with http/rps/mean under {o.MaxFrom}");
+                return 1;
+            }
+            (max, source) = found;
+        }
+        var (shares, rates) = Shares(o.Percents, max);
+        var dir = Levels.OutFolder(o.Out, root, "fixedrate");
+        var plan = new JsonObject
+        {
+            ["maxRps"] = max,
+            ["maxSource"] = source,
+            ["percents"] = new JsonArray([.. shares.Select(p => JsonValue.Create(p))]),
+            ["rates"] = new JsonArray([.. rates.Select(r => JsonValue.Create(r))]),
+            ["scenarios"] = new JsonArray([.. o.Scenarios.Select(s => JsonValue.Create(s))]),
+            ["command"] = command,
+        };
+        File.WriteAllText(Path.Combine(dir, "fixedrate.json"), plan.ToJsonString(Levels.Indented) + "\n");
+        Console.Out.WriteLine($"fixedrate: maximum {max} requests/s ({source}); shares {string.Join(' ', shares)} % = {string.Join(' ', rates)} requests/s; {string.Join(' ', o.Scenarios)}");
+
+        var rc = 0;
+        for (var i = 0; i < shares.Count; i++)
+        {
+            var (p, rate) = (shares[i], rates[i]);
+            if (rate < 1)
+            {
+                Console.Error.WriteLine($"fixedrate: {p} % of {max} is below 1 request/s; skipped");
+                rc = 1;
+                continue;
+            }
+            Console.Out.WriteLine($"fixedrate: {p} % = {rate} requests/s");
+            List<string> call = ["--no-report", .. o.Pass, "--load", "fixedrate", "--rate", rate.ToString(CultureInfo.InvariantCulture),
+                "--json-dir", Path.Combine(dir, $"p{p}"), .. o.Scenarios];
+            if (hooks.RunLocal(call) != 0)
+            {
+                rc = 1;
+            }
+        }
+        if (o.Report && Levels.Report(hooks, "fixedrate", "--fixed-rate", dir, "fixedrate.md") != 0)
+        {
+            rc = 1;
+        }
+        return rc;
+    }
+
+    [GeneratedRegex("^[0-9]+$")]
+    private static partial Regex Digits();
+
+    [GeneratedRegex("^[0-9]+(,[0-9]+)*$")]
+    private static partial Regex PercentList();
+
+    internal const string HelpText = """
+        Open-loop latency at shares of a measured maximum: crank/run-local.sh --load fixedrate at 25, 50, 75 and 90 % of the
+        best peer's maximum requests/s, for direct, llrp-llhttp, nginx, haproxy and full YARP (the method of dpbench: latency
+        at a share of the maximum load, beside direct at the same offered load), then the report (analysis/Report
+        --fixed-rate: fixedrate.md with the table and the charts of latency against offered load).
+
+        usage: crank/run-local.sh fixed-rate (--max-rps N | --max-from DIR) [--percents LIST] [--out DIR] [--no-report]
+                                             [run-local.sh options...] [SCENARIO...]
+          --max-rps N      the maximum the shares are taken of, in requests/s
+          --max-from DIR   take it from closed-loop runs: a run-local.sh results folder (or a sweep point's round folder)
+                           with nginx and/or haproxy closed-loop (wrk) runs; the maximum is the higher of their median
+                           http/rps/mean there, "the best peer's measured maximum" (fixed-rate runs there are left out:
+                           they answer what they were offered). Measure it at the same connections, sizes, headers, proxy
+                           threads and pinning as the fixed-rate runs.
+          --percents LIST  comma-separated shares in percent (default 25,50,75,90), run from the lowest up
+          --out DIR        results (default artifacts/crank/fixedrate-<date>-<time>): DIR/p<percent>/ is one run-local.sh
+                           folder per share, DIR/fixedrate.json the plan, DIR/fixedrate.md + PNGs the report
+          SCENARIO         default: direct llrp-llhttp nginx haproxy yarp
+        Every other option goes to each run-local.sh call as given (--rounds, --warmup, --duration, --connections,
+        --proxy-threads, --pin-proxy, --response-size, --request-body-size, --headers, ports, ...). The shares run one after
+        another, each in its own run-local.sh call (its rounds interleave the scenarios); one call per share keeps each
+        share's results in its own folder, as analysis/sweep.sh keeps its points.
+        Exit status: 0 every run succeeded; 1 a run failed; 2 bad usage.
+
+        """;
+}

@@ -1,0 +1,77 @@
+using System.Globalization;
+using System.Text.Encodings.Web;
+using System.Text.Json;
+
+namespace LLRP.Runner;
+
+/// <summary>How a study that runs run-local once per level calls it and the report: the fixed-rate shares
+/// (<see cref="FixedRateStudy"/>) and the stepped comparison's offered rates (<see cref="SteppedStudy"/>). Tests give
+/// their own run-local and report.</summary>
+/// <param name="RunLocal">runs crank/run-local.sh with these arguments on this console; its exit status</param>
+/// <param name="Report">runs analysis/Report with this flag (--fixed-rate, --stepped) on this folder, its output in
+/// the folder's report.log; its exit status</param>
+internal sealed record LevelHooks(Func<IReadOnlyList<string>, int> RunLocal, Func<string, string, int> Report)
+{
+    // The bash studies' bound on the report: analysis/Report builds first when it is out of date (a few minutes on the
+    // 2-core box) and then draws every chart; 900 s leaves room for both and still ends a report that hangs.
+    private const int ReportSeconds = 900;
+
+    /// <summary>The real ones: crank/run-local.sh of this checkout, and `dotnet run --project analysis/Report`.</summary>
+    public static LevelHooks For(string root) => new(
+        args => ProcessGroups.RunAttached([Path.Combine(root, "crank", "run-local.sh"), .. args]),
+        (flag, dir) =>
+        {
+            var log = Path.Combine(dir, "report.log");
+            File.Delete(log);
+            return ProcessGroups.Run(["dotnet", "run", "--project", "analysis/Report/Report.csproj", "-c", "Release", "--", flag, dir],
+                TimeSpan.FromSeconds(ReportSeconds), root, log).Code;
+        });
+}
+
+/// <summary>What the per-level studies share besides the hooks.</summary>
+internal static class Levels
+{
+    public static readonly JsonSerializerOptions Indented = new() { WriteIndented = true, Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
+
+    /// <summary>The command line as the study's JSON records it (bash's printf %q quoting).</summary>
+    public static string CommandLine(string command, IEnumerable<string> args) => command + string.Concat(args.Select(a => " " + Shell.Quote(a)));
+
+    /// <summary>The results folder, made and absolute: the given one, else artifacts/crank/<paramref name="prefix"/>-&lt;date&gt;-&lt;time&gt;.</summary>
+    public static string OutFolder(string given, string root, string prefix)
+    {
+        var dir = given.Length > 0 ? given : Path.Combine(root, "artifacts", "crank", $"{prefix}-{DateTime.Now:yyyyMMdd-HHmmss}");
+        Directory.CreateDirectory(dir);
+        return Path.TrimEndingDirectorySeparator(Path.GetFullPath(dir));
+    }
+
+    /// <summary>The report on <paramref name="dir"/>: its line, or the failure with report.log's last lines; 0 or 1.</summary>
+    public static int Report(LevelHooks hooks, string who, string flag, string dir, string markdown)
+    {
+        if (hooks.Report(flag, dir) == 0)
+        {
+            Console.Out.WriteLine($"{who}: report {Path.Combine(dir, markdown)}");
+            return 0;
+        }
+        var log = Path.Combine(dir, "report.log");
+        Console.Error.WriteLine($"{who}: the report failed; last lines of {log}:");
+        Console.Error.Write(ProcessGroups.Tail(log, 15));
+        return 1;
+    }
+
+    /// <summary>The median (the mean of the middle two of an even count); null when there are none.</summary>
+    public static double? Median(IEnumerable<double> values)
+    {
+        var v = values.Order().ToList();
+        return v.Count == 0 ? null : v.Count % 2 == 1 ? v[v.Count / 2] : (v[(v.Count / 2) - 1] + v[v.Count / 2]) / 2;
+    }
+
+    /// <summary>A number as jq 1.6 prints it: whole numbers below 1e17 without a point, others in the shortest form that
+    /// reads back the same (1e+17, 0.30000000000000004).</summary>
+    public static string Number(double d) =>
+        Math.Abs(d) < 1e17 && d == Math.Floor(d) ? ((long)d).ToString(CultureInfo.InvariantCulture)
+            : d.ToString("R", CultureInfo.InvariantCulture).Replace("E+", "e+", StringComparison.Ordinal).Replace("E-", "e-", StringComparison.Ordinal);
+
+    /// <summary>The number in a JSON value, or null (absent, null, a string...).</summary>
+    public static double? Num(System.Text.Json.Nodes.JsonNode? node) =>
+        node is System.Text.Json.Nodes.JsonValue v && v.GetValueKind() == JsonValueKind.Number ? v.GetValue<double>() : null;
+}
