@@ -8,7 +8,7 @@ namespace LLRP.Analysis;
 internal sealed record FixedRateRun(string Scenario, int Percent, string Round, bool Failed, IReadOnlyDictionary<string, double> Load, double? ProxyCpuUs);
 
 /// <summary>
-/// The open-loop report (crank/fixedrate.sh writes the runs): per offered load (a share of the best peer's measured
+/// The open-loop report (crank/run-local.sh fixed-rate writes the runs): per offered load (a share of the best peer's measured
 /// maximum), each scenario's latency percentiles from the due time (coordinated omission corrected), the answered rate,
 /// the requests missed, the proxy's CPU per request; a table of p99.9 against offered load; and charts of p99 and p99.9
 /// against offered load.
@@ -39,7 +39,7 @@ internal static class FixedRate
             var runs = Read(command.ResultsDir);
             if (runs.Count == 0)
             {
-                throw new ReportException($"{command.ResultsDir}: no fixed-rate results (p<percent>/<scenario>.r<round>.json, as crank/fixedrate.sh writes)");
+                throw new ReportException($"{command.ResultsDir}: no fixed-rate results (p<percent>/<scenario>.r<round>.json, as crank/run-local.sh fixed-rate writes)");
             }
             Directory.CreateDirectory(command.OutDir);
             var markdown = Build(runs, plan, command.OutDir, command.Png);
@@ -49,7 +49,7 @@ internal static class FixedRate
         });
     }
 
-    /// <summary>fixedrate.json (crank/fixedrate.sh): the maximum the rates come from, its source and the command.</summary>
+    /// <summary>fixedrate.json (crank/run-local.sh fixed-rate): the maximum the rates come from, its source and the command.</summary>
     private static Dictionary<string, string> ReadPlan(string dir)
     {
         var file = Path.Combine(dir, "fixedrate.json");
@@ -61,7 +61,7 @@ internal static class FixedRate
         using var doc = JsonDocument.Parse(File.ReadAllText(file));
         if (doc.RootElement.ValueKind != JsonValueKind.Object)
         {
-            throw new ReportException($"{file}: expected a JSON object (crank/fixedrate.sh's plan)");
+            throw new ReportException($"{file}: expected a JSON object (crank/run-local.sh fixed-rate's plan)");
         }
         foreach (var p in doc.RootElement.EnumerateObject())
         {

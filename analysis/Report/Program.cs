@@ -19,12 +19,12 @@ if (args is ["--comparisons", ..])
 {
     return Comparisons.Run(args[1..]);
 }
-// The open-loop runs (crank/fixedrate.sh) have their own report too: fixedrate.md.
+// The open-loop runs (crank/run-local.sh fixed-rate) have their own report too: fixedrate.md.
 if (args is ["--fixed-rate", ..])
 {
     return FixedRate.Run(args[1..]);
 }
-// The stepped comparison (crank/stepped.sh) has its own report too: stepped.md.
+// The stepped comparison (crank/run-local.sh stepped) has its own report too: stepped.md.
 if (args is ["--stepped", ..])
 {
     return Stepped.Run(args[1..]);

@@ -125,8 +125,8 @@ internal static partial class ResultsReader
     }
 
     /// <summary>
-    /// The crank --json runs of a study that keeps one folder per level (crank/stepped.sh's <c>s&lt;rate&gt;</c>,
-    /// crank/fixedrate.sh's <c>p&lt;percent&gt;</c>): the folders' <c>&lt;scenario&gt;.r&lt;round&gt;.json</c> files or,
+    /// The crank --json runs of a study that keeps one folder per level (crank/run-local.sh stepped's <c>s&lt;rate&gt;</c>,
+    /// crank/run-local.sh fixed-rate's <c>p&lt;percent&gt;</c>): the folders' <c>&lt;scenario&gt;.r&lt;round&gt;.json</c> files or,
     /// once analysis/aggregate.sh has folded them, <c>sitting.json</c>'s runs from those folders. Each comes with its
     /// level (the number in its folder's name) and its file name, ordered by level, then name.
     /// </summary>

@@ -4,11 +4,11 @@ using System.Text.Json;
 
 namespace LLRP.Analysis;
 
-/// <summary>One run of the stepped comparison (crank/stepped.sh): one proxy at one offered rate.</summary>
+/// <summary>One run of the stepped comparison (crank/run-local.sh stepped): one proxy at one offered rate.</summary>
 internal sealed record SteppedRun(string Scenario, int Rate, string Round, bool Failed, IReadOnlyDictionary<string, double> Figures);
 
 /// <summary>
-/// The report of the stepped comparison (crank/stepped.sh writes the runs and stepped.json): HTTP/2 over TLS to each
+/// The report of the stepped comparison (crank/run-local.sh stepped writes the runs and stepped.json): HTTP/2 over TLS to each
 /// proxy, the offered load stepped up until the proxy fails; per step and proxy the achieved rate, p99, availability,
 /// the proxy's CPU and its resident memory; where each proxy failed and why; and a chart of each figure against the
 /// offered load.
@@ -51,7 +51,7 @@ internal static class Stepped
             var runs = Read(command.ResultsDir);
             if (runs.Count == 0)
             {
-                throw new ReportException($"{command.ResultsDir}: no stepped results (s<rate>/<scenario>.r<round>.json with h2load's figures, as crank/stepped.sh writes)");
+                throw new ReportException($"{command.ResultsDir}: no stepped results (s<rate>/<scenario>.r<round>.json with h2load's figures, as crank/run-local.sh stepped writes)");
             }
             Directory.CreateDirectory(command.OutDir);
             var markdown = Build(runs, plan, command.OutDir, command.Png);
@@ -61,7 +61,7 @@ internal static class Stepped
         });
     }
 
-    /// <summary>stepped.json (crank/stepped.sh): the plan, the thresholds, the command and where each proxy failed.</summary>
+    /// <summary>stepped.json (crank/run-local.sh stepped): the plan, the thresholds, the command and where each proxy failed.</summary>
     internal static JsonElement? ReadPlan(string dir)
     {
         var file = Path.Combine(dir, "stepped.json");
@@ -72,7 +72,7 @@ internal static class Stepped
         using var doc = JsonDocument.Parse(File.ReadAllText(file));
         if (doc.RootElement.ValueKind != JsonValueKind.Object)
         {
-            throw new ReportException($"{file}: expected a JSON object (crank/stepped.sh's plan)");
+            throw new ReportException($"{file}: expected a JSON object (crank/run-local.sh stepped's plan)");
         }
         return doc.RootElement.Clone();
     }
@@ -129,7 +129,7 @@ internal static class Stepped
     {
         var md = new StringBuilder();
         md.Append("# Stepped comparison: HTTP/2 over TLS, offered load stepped up to failure\n\n");
-        md.Append("The stepped comparison (crank/stepped.sh): h2load speaks HTTP/2 over TLS (ALPN h2) to each proxy, which speaks ")
+        md.Append("The stepped comparison (crank/run-local.sh stepped): h2load speaks HTTP/2 over TLS (ALPN h2) to each proxy, which speaks ")
           .Append("HTTP/1.1 to the origin with X-Forwarded-For; the load is open loop (h2load --rps), the same offered rate for ")
           .Append("every proxy at a step, raised step by step until the proxy fails. Per step: the achieved rate of 2xx answers, ")
           .Append("p99 latency (h2load times a request from when it sent it), availability (2xx and 3xx answers / requests that ")

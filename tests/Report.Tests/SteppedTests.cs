@@ -4,7 +4,7 @@ using Xunit;
 
 namespace LLRP.Analysis.Tests;
 
-/// <summary>The stepped comparison's report (crank/stepped.sh's folders: s&lt;rate&gt;/&lt;scenario&gt;.r&lt;round&gt;.json).</summary>
+/// <summary>The stepped comparison's report (crank/run-local.sh stepped's folders: s&lt;rate&gt;/&lt;scenario&gt;.r&lt;round&gt;.json).</summary>
 public sealed class SteppedTests : IDisposable
 {
     private readonly string _dir = Directory.CreateTempSubdirectory("llrp-stepped-").FullName;
