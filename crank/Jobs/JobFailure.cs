@@ -18,4 +18,8 @@ internal sealed class JobFailure(int exitCode, string message) : Exception(messa
     public static JobFailure BadUsage(string message) => new(Usage, message);
 
     public static JobFailure NotReadable(string message) => new(Unreadable, message);
+
+    /// <summary>A tool the job ran has already said on stderr why it failed (a configuration check, the address
+    /// rules): the job exits with <paramref name="exitCode"/> and prints nothing more.</summary>
+    public static JobFailure Reported(int exitCode) => new(exitCode, "");
 }

@@ -6,6 +6,8 @@ var jobs = new Dictionary<string, Func<string[], int>>(StringComparer.Ordinal)
     ["ab"] = AbJob.Run,
     ["fixedrate"] = FixedRateJob.Run,
     ["h2load"] = H2LoadJob.Run,
+    ["haproxy"] = HaproxyJob.Run,
+    ["nginx"] = NginxJob.Run,
     ["ramp"] = RampJob.Run,
     ["wrk"] = WrkJob.Run,
 };
@@ -22,6 +24,9 @@ try
 catch (JobFailure e)
 {
     Console.Out.Flush();
-    Console.Error.WriteLine($"{args[0]}-job: {e.Message}");
+    if (e.Message.Length > 0)
+    {
+        Console.Error.WriteLine($"{args[0]}-job: {e.Message}");
+    }
     return e.ExitCode;
 }

@@ -9,33 +9,45 @@ internal static partial class Tools
     public const int SigInt = 2;
     public const int SigTerm = 15;
 
-    /// <summary>The tool named by the environment variable <paramref name="variable"/>, else <paramref name="name"/>
-    /// on PATH; a usage failure naming the Debian package when neither is an executable file.</summary>
-    public static string Find(string variable, string name, string package)
+    /// <summary>The tool named by the environment variable <paramref name="variable"/>, else
+    /// <paramref name="defaultPath"/> when given (the servers' Debian paths: /usr/sbin is not on every PATH), else
+    /// <paramref name="name"/> on PATH; a usage failure naming the Debian package when that is no executable file.
+    /// <paramref name="environment"/> reads the variables (default: the process's).</summary>
+    public static string Find(string variable, string name, string package, string? defaultPath = null,
+        Func<string, string?>? environment = null)
     {
-        var given = Environment.GetEnvironmentVariable(variable);
-        var path = string.IsNullOrEmpty(given) ? OnPath(name) : given;
-        if (path is null || !File.Exists(path))
+        var given = (environment ?? Environment.GetEnvironmentVariable)(variable);
+        var path = string.IsNullOrEmpty(given) ? defaultPath ?? OnPath(name) : given;
+        if (path is null || !IsExecutable(path))
         {
-            throw JobFailure.BadUsage($"{name} not found (apt-get install -y {package})");
+            throw JobFailure.BadUsage($"{(defaultPath is null ? name : path)} not found (apt-get install -y {package})");
         }
         return path;
     }
 
-    /// <summary>The crank/ folder (jobs.sh's, where the jobs' scripts and configuration files live): the first folder
-    /// above the program's own that holds jobs.sh.</summary>
-    public static string CrankDir => FindCrankDir();
+    /// <summary>True for a file with an execute bit (bash's -x, as root).</summary>
+    public static bool IsExecutable(string path) =>
+        File.Exists(path) && !OperatingSystem.IsWindows() && (File.GetUnixFileMode(path) & (UnixFileMode.UserExecute | UnixFileMode.GroupExecute | UnixFileMode.OtherExecute)) != 0;
+
+    /// <summary>crank/: the folder of the job scripts and the servers' templates. crank uploads it whole to its agent and
+    /// builds the jobs inside it (crank/Jobs/bin/...); the tests run the jobs from tests/Jobs.Tests/bin/..., under the
+    /// repository root that holds it.</summary>
+    public static string CrankDir { get; } = FindCrankDir();
 
     private static string FindCrankDir()
     {
         for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
         {
-            if (File.Exists(Path.Combine(dir.FullName, "jobs.sh")))
+            if (File.Exists(Path.Combine(dir.FullName, "jobs.sh")) && Directory.Exists(Path.Combine(dir.FullName, "Jobs")))
             {
                 return dir.FullName;
             }
+            if (File.Exists(Path.Combine(dir.FullName, "crank", "jobs.sh")))
+            {
+                return Path.Combine(dir.FullName, "crank");
+            }
         }
-        throw JobFailure.BadUsage($"no jobs.sh above {AppContext.BaseDirectory}");
+        throw JobFailure.BadUsage($"no crank/ folder (with jobs.sh) above {AppContext.BaseDirectory}");
     }
 
     /// <summary>The first executable <paramref name="name"/> on PATH, or null.</summary>
