@@ -400,9 +400,9 @@ internal sealed partial class Comparisons
                 break;
         }
         Process? proxy = null;
+        var appLog = Path.Combine(logs, $"{tag}.application.log");
         if (run.Proxy != "direct")
         {
-            var appLog = Path.Combine(logs, $"{tag}.application.log");
             proxy = _groups.Start(appLog, appDir, appCmd);
             if (!_groups.WaitReady(proxy, appLog, ready, TimeSpan.FromSeconds(ReadyTimeoutSeconds)))
             {
@@ -415,7 +415,8 @@ internal sealed partial class Comparisons
         // 3. the load, with proc-sample.sh around the measured run (the proxy's figures, or the origin's for direct)
         var url = $"http://127.0.0.1:{targetPort}{path}";
         var samples = Path.Combine(logs, $"{tag}.samples");
-        var sampled = proxy is null ? $"downstream={replicas[0].Id}" : $"application={proxy.Id}";
+        // The sampled process is the server: nginx and HAProxy run as their job's child (##ChildProcessId in the log).
+        var sampled = proxy is null ? $"downstream={replicas[0].Id}" : $"application={ProcessGroups.MeasuredPid(proxy, appLog)}";
         string[] sampling = [$"SAMPLE_PIDS={sampled}", $"SAMPLE_OUT={samples}"];
         List<string> loadCmd = run.Comparison switch
         {
@@ -432,7 +433,7 @@ internal sealed partial class Comparisons
             _ =>
             [
                 Path.Combine(_crankDir, "ramp-job.sh"), "-w", I(_o.Warmup), "-d", I(measured), "-c", I(run.Connections),
-                "--start", I(_o.RampStart), "--step", I(_o.RampStep), "--steps", I(_o.RampSteps), "--proxy-pid", I((proxy ?? replicas[0]).Id), url,
+                "--start", I(_o.RampStart), "--step", I(_o.RampStep), "--steps", I(_o.RampSteps), "--proxy-pid", I(proxy is null ? replicas[0].Id : ProcessGroups.MeasuredPid(proxy, appLog)), url,
             ],
         };
         var bound = run.Comparison == "ramp"

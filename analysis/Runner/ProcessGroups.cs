@@ -172,6 +172,27 @@ internal sealed partial class ProcessGroups(Action<string> warn)
         return p.ExitCode;
     }
 
+    /// <summary>The process a job measures: the child it announced in <paramref name="log"/> with crank's
+    /// "##ChildProcessId:&lt;pid&gt;" line (the last one), else the job's own process. A crank agent switches its CPU and
+    /// memory tracking to that child too (docs/crank-offline.md): the nginx and HAProxy jobs run their server as one,
+    /// and the job process itself (a waiting .NET host) is no part of the server's CPU or memory.</summary>
+    public static int MeasuredPid(Process job, string log)
+    {
+        const string Marker = "##ChildProcessId:";
+        var pid = job.Id;
+        if (File.Exists(log))
+        {
+            foreach (var line in ReadShared(log).Split('\n'))
+            {
+                if (line.StartsWith(Marker, StringComparison.Ordinal) && int.TryParse(line.AsSpan(Marker.Length).Trim(), out var child))
+                {
+                    pid = child;
+                }
+            }
+        }
+        return pid;
+    }
+
     /// <summary>The file's text while another process may be writing it.</summary>
     public static string ReadShared(string path)
     {

@@ -937,7 +937,10 @@ internal sealed class RunLocal
                 Warn($"{tag}: first request to {url} answered '{(firstStatus.Length > 0 ? firstStatus : "nothing")}'");
             }
         }
-        var samplePids = proxy is null ? $"downstream={ds.Id}" : $"application={proxy.Id} downstream={ds.Id}";
+        // The servers the samples cover: the nginx and HAProxy jobs run theirs as a child and name it in their log
+        // (##ChildProcessId); nginx's workers, when NGINX_WORKERS > 1, are that child's children, which proc-sample.sh counts.
+        var dsPid = ProcessGroups.MeasuredPid(ds, dsLog);
+        var samplePids = proxy is null ? $"downstream={dsPid}" : $"application={ProcessGroups.MeasuredPid(proxy, appLog)} downstream={dsPid}";
         // .NET proxies: adaptive warm-up, ended by the proxy's JIT going quiet (crank/jit-quiet.sh reads its log).
         _warmArgs = [];
         List<string> warmEnv = [];

@@ -45,6 +45,9 @@ cleanup() { for g in "${groups[@]}"; do kill -TERM -- "-$g" 2>/dev/null || true;
             for g in "${groups[@]}"; do kill -KILL -- "-$g" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
+# server_pid PID LOG: the process to profile and sample: the child a job announced in LOG ("##ChildProcessId:<pid>":
+# the nginx and HAProxy jobs run their server as one), else PID. The process groups stay the jobs'.
+server_pid() { local c; c="$(sed -n 's/^##ChildProcessId:\([0-9][0-9]*\).*/\1/p' "$2" | tail -n 1)"; echo "${c:-$1}"; }
 wait_port() { for _ in $(seq 1 300); do curl -fsS -o /dev/null "http://127.0.0.1:$1/" 2>/dev/null && return 0; sleep 0.1; done
               echo "session: port $1 not ready" >&2; return 1; }
 # Sum over every thread: /proc/PID/status alone reports the main thread only.
@@ -68,6 +71,7 @@ else
 fi
 ds_pid=$!; groups+=("$ds_pid")
 wait_port "$DS_PORT"
+ds_pid="$(server_pid "$ds_pid" "$out/$label.downstream.log")"
 
 case "$target" in
   llhttp|httpclient)
@@ -84,6 +88,7 @@ case "$target" in
 esac
 pid=$!; groups+=("$pid")
 wait_port "$PROXY_PORT"
+pid="$(server_pid "$pid" "$out/$label.proxy.log")"
 sleep 0.5
 url="http://127.0.0.1:$PROXY_PORT$URL_PATH"
 

@@ -2,7 +2,9 @@
 # Stands in for nginx or HAProxy (by the name it is called as) when the server jobs' recorded runs are made or
 # checked (README.md): it logs each call's arguments to $STAND_IN_OUT/calls and, where the job would start the
 # server, saves the configuration, the body files and the server's environment there, then exits with STAND_IN_EXIT
-# (default 0). The configuration check (nginx -t, haproxy -c) exits with STAND_IN_CHECK_EXIT (default 0).
+# (default 0), or with STAND_IN_SERVE set stays up (60 s at most) until SIGTERM, SIGINT or SIGUSR1, which it logs to
+# $STAND_IN_OUT/signals (it creates $STAND_IN_OUT/serving once it handles them) before it exits 0 (with STAND_IN_DIE set, before it ends itself with that signal). The configuration check (nginx -t, haproxy -c) exits with
+# STAND_IN_CHECK_EXIT (default 0).
 set -euo pipefail
 out="${STAND_IN_OUT:?}" name="$(basename "$0")"
 echo "$*" >> "$out/calls"
@@ -24,5 +26,13 @@ cp "$config" "$out/config"
 env | grep -E '^(LISTEN|DOWNSTREAM|HAPROXY)_' | LC_ALL=C sort > "$out/env" || true
 if [ -n "$prefix" ] && [ -d "$prefix/bodies" ]; then
   for f in "$prefix"/bodies/*; do echo "$(basename "$f") $(wc -c < "$f") $(tr -d x < "$f" | wc -c)"; done | LC_ALL=C sort > "$out/bodies"
+fi
+if [ -n "${STAND_IN_SERVE:-}" ]; then
+  for sig in TERM INT USR1; do
+    # shellcheck disable=SC2064
+    trap "echo $sig >> \"\$out/signals\"; [ -z \"\${STAND_IN_DIE:-}\" ] || { trap - $sig; kill -$sig \$\$; }; exit 0" "$sig"
+  done
+  : > "$out/serving"
+  for ((i = 0; i < 600; i++)); do sleep 0.1; done
 fi
 exit "${STAND_IN_EXIT:-0}"
