@@ -47,7 +47,7 @@ trap cleanup EXIT
 
 # server_pid PID LOG: the process to profile and sample: the child a job announced in LOG ("##ChildProcessId:<pid>":
 # the nginx and HAProxy jobs run their server as one), else PID. The process groups stay the jobs'.
-server_pid() { local c; c="$(sed -n 's/^##ChildProcessId:\([0-9][0-9]*\).*/\1/p' "$2" | tail -n 1)"; echo "${c:-$1}"; }
+server_pid() { local c; c="$(sed -n 's/^##ChildProcessId:\([0-9][0-9]*\).*/\1/p' "$2" 2>/dev/null | tail -n 1 || true)"; echo "${c:-$1}"; }
 wait_port() { for _ in $(seq 1 300); do curl -fsS -o /dev/null "http://127.0.0.1:$1/" 2>/dev/null && return 0; sleep 0.1; done
               echo "session: port $1 not ready" >&2; return 1; }
 # Sum over every thread: /proc/PID/status alone reports the main thread only.
