@@ -8,7 +8,7 @@ namespace LLRP.Jobs;
 /// <summary>crank/ab-job.sh: the load job of the "ab" comparison: ApacheBench (Debian's apache2-utils) with many
 /// concurrent clients on one page, the way the published Netflix Zuul vs nginx comparison measured (ab, 200 concurrent
 /// clients, one 26 KB page, direct and through each proxy). Used by benchmarks.yml (scenarios ab-*) and by
-/// crank/comparisons.sh. An unmeasured warm-up, then the measured ab as a child announced with
+/// the runner's comparisons (`crank/run-local.sh ab`). An unmeasured warm-up, then the measured ab as a child announced with
 /// "##ChildProcessId:&lt;pid&gt;" on stderr (crank's protocol: the agent measures ab, not this job), then crank's
 /// statistics block from ab's report.</summary>
 internal static partial class AbJob
@@ -16,7 +16,7 @@ internal static partial class AbJob
     public const string Help = """
         Load job of the "ab" comparison: ApacheBench (Debian's apache2-utils) with many concurrent clients on one page,
         the way the published Netflix Zuul vs nginx comparison measured (ab, 200 concurrent clients, one 26 KB page,
-        direct and through each proxy). Used by benchmarks.yml (scenarios ab-*) and by crank/comparisons.sh.
+        direct and through each proxy). Used by benchmarks.yml (scenarios ab-*) and by the runner's comparisons (`crank/run-local.sh ab`).
 
         It runs an unmeasured warm-up, then the measured ab as a child announced with "##ChildProcessId:<pid>" on stderr
         (crank's protocol: the agent measures ab, not this job), parses ab's report and prints crank's statistics
@@ -32,7 +32,7 @@ internal static partial class AbJob
         ab's default, and the published comparison's, so every request opens a connection.
 
         Environment: AB (ab binary, default: ab on PATH); AB_JOB_HOOK, like wrk-job.sh's WRK_JOB_HOOK: called with
-        "measure-start" / "measure-end" around the measured run (crank/comparisons.sh samples the processes with it).
+        "measure-start" / "measure-end" around the measured run (the runner's comparisons (`crank/run-local.sh ab`) samples the processes with it).
         Exit code: ab's own, 2 bad usage, 3 the report cannot be parsed, 4 failed + non-2xx requests exceed --max-errors.
         """;
 

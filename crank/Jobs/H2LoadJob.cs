@@ -6,7 +6,7 @@ namespace LLRP.Jobs;
 /// = cores, 100 streams each). https:// URLs negotiate h2 with ALPN; http:// URLs speak prior-knowledge h2c. A run
 /// whose connections did not speak h2 (a server that chose http/1.1 in ALPN, or answered h2c with HTTP/1.1) fails with
 /// exit code 5: it measured something else.
-/// With --rate R the load is open loop instead (the stepped comparison, crank/stepped.sh): R requests/s over all
+/// With --rate R the load is open loop instead (the stepped comparison, `crank/run-local.sh stepped`): R requests/s over all
 /// connections (h2load --rps R/CONNECTIONS per connection). A request falls due on its connection's timer and goes out
 /// at once while fewer than -m streams are in flight there, so a slow server is not shielded by held-back requests
 /// until a connection has -m outstanding; h2load times each request from when it sent it, and the rate it really sent
@@ -24,7 +24,7 @@ streams each). https:// URLs negotiate h2 with ALPN; http:// URLs speak prior-kn
 did not speak h2 (a server that chose http/1.1 in ALPN, or answered h2c with HTTP/1.1) fails with exit code 5:
 it measured something else.
 
-With --rate R the load is open loop instead (the stepped comparison, crank/stepped.sh): R requests/s over all
+With --rate R the load is open loop instead (the stepped comparison, `crank/run-local.sh stepped`): R requests/s over all
 connections (h2load --rps R/CONNECTIONS per connection). A request falls due on its connection's timer and goes out at
 once while fewer than -m streams are in flight there, so a slow server is not shielded by held-back requests until a
 connection has -m outstanding; h2load times each request from when it sent it, and the rate it really sent

@@ -8,7 +8,7 @@ namespace LLRP.Jobs;
 /// <summary>The load job of the "ramp" comparison: an open-loop load at rising request rates until the proxy
 /// saturates, the shape of the published nginx vs Pingora comparison (a slowly rising load; p99 latency, throughput,
 /// availability and the proxy's CPU and memory against time). Used by benchmarks.yml (scenarios ramp-*) and by
-/// crank/comparisons.sh. Each step runs h2load over HTTP/1.1 at a fixed rate for a fixed time and reports the offered
+/// the runner's comparisons (`crank/run-local.sh ramp`). Each step runs h2load over HTTP/1.1 at a fixed rate for a fixed time and reports the offered
 /// rate, the rate h2load really sent (an HTTP/1.1 connection carries one request at a time, so a proxy slower than
 /// CONNECTIONS / RATE seconds per request holds requests back and the sent rate falls below the offered one: raise -c),
 /// the achieved rate of 2xx responses, p50 and p99 from h2load's per-request log, the availability, and the proxy's CPU
@@ -18,7 +18,7 @@ internal static partial class RampJob
     public const string Help = """
 Load job of the "ramp" comparison: an open-loop load at rising request rates until the proxy saturates, the shape
 of the published nginx vs Pingora comparison (a slowly rising load; p99 latency, throughput, availability and the
-proxy's CPU and memory against time). Used by benchmarks.yml (scenarios ramp-*) and by crank/comparisons.sh.
+proxy's CPU and memory against time). Used by benchmarks.yml (scenarios ramp-*) and by the runner's comparisons (`crank/run-local.sh ramp`).
 
 Each step runs h2load (Debian's nghttp2-client) over HTTP/1.1 at a fixed rate for a fixed time:
   h2load --h1 -t 1 -c CONNECTIONS --rps RATE/CONNECTIONS -D STEP_S --log-file STEP.log URL
@@ -29,7 +29,7 @@ in h2load's per-request log, the availability (2xx responses / requests that end
 out or answered non-2xx), and the proxy's CPU (percent of one core over the step) and resident memory at the step's end.
 
 The proxy process is --proxy-pid, else the process listening on --proxy-port on this machine (ss -ltnp: the local
-crank profile and crank/comparisons.sh run everything on one machine); on another machine CPU and memory are left
+crank profile and the runner's comparisons (`crank/run-local.sh ramp`) run everything on one machine); on another machine CPU and memory are left
 out (crank's agent still records the application's own CPU and memory over time).
 
 It prints crank's statistics block: per step (aggregate "All", one value per step, in step order) ramp/offered,
@@ -259,7 +259,7 @@ Exit code: 0, 2 bad usage, 3 an h2load report cannot be parsed, or h2load's own 
     }
 
     /// <summary>The process listening on TCP <paramref name="port"/> here (ss -ltnp: the local crank profile and
-    /// crank/comparisons.sh run everything on one machine); null without ss or a listener.</summary>
+    /// the runner's comparisons (`crank/run-local.sh ramp`) run everything on one machine); null without ss or a listener.</summary>
     private static int? ListeningPid(int port)
     {
         if (Tools.OnPath("ss") is not { } ss)

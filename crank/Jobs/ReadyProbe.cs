@@ -8,7 +8,7 @@ namespace LLRP.Jobs;
 /// once a TCP connect succeeds, or a failure line on stderr when the time is up.</summary>
 internal static class ReadyProbe
 {
-    /// <summary>The pause between two connects: the bash probe's (lib-ready.sh, "sleep 0.1").</summary>
+    /// <summary>The pause between two connects: the bash probe's (the bash ready probe it replaces slept 0.1 s).</summary>
     public static readonly TimeSpan Interval = TimeSpan.FromMilliseconds(100);
 
     /// <summary>One connect's limit. A refused connect on a local port returns at once; this bounds one to an address
