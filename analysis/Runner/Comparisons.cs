@@ -85,24 +85,7 @@ internal sealed partial class Comparisons
             return 0;
         }
         var run = new Comparisons(o, machine ?? DetectMachine(root), root, args, agentPort);
-        using var interrupt = PosixSignalRegistration.Create(PosixSignal.SIGINT, c => run.Abort(c, "interrupted", 130));
-        using var terminate = PosixSignalRegistration.Create(PosixSignal.SIGTERM, c => run.Abort(c, "terminated", 143));
-        try
-        {
-            return run.Execute();
-        }
-        finally
-        {
-            run._groups.StopAll();
-        }
-    }
-
-    private void Abort(PosixSignalContext context, string what, int code)
-    {
-        context.Cancel = true;
-        Warn(what);
-        _groups.StopAll();
-        Environment.Exit(code);
+        return run._groups.RunStoppingOnSignals(run.Execute, Warn);
     }
 
     /// <summary>crank in .tools/crank/ or on PATH (the comparisons need no crank-agent of their own: they use the one

@@ -153,6 +153,30 @@ internal sealed partial class ProcessGroups(Action<string> warn)
         return (p.ExitCode, stdout.Result + stderr.Result);
     }
 
+    /// <summary>Runs <paramref name="execute"/> (a whole run) so that Ctrl-C or SIGTERM stops every process it started
+    /// (after <paramref name="warn"/> says why) and exits 130 or 143, as a shell does; every group is stopped at the end
+    /// in any case.</summary>
+    public int RunStoppingOnSignals(Func<int> execute, Action<string> warn)
+    {
+        void Abort(PosixSignalContext context, string what, int code)
+        {
+            context.Cancel = true;
+            warn(what);
+            StopAll();
+            Environment.Exit(code);
+        }
+        using var interrupt = PosixSignalRegistration.Create(PosixSignal.SIGINT, c => Abort(c, "interrupted", 130));
+        using var terminate = PosixSignalRegistration.Create(PosixSignal.SIGTERM, c => Abort(c, "terminated", 143));
+        try
+        {
+            return execute();
+        }
+        finally
+        {
+            StopAll();
+        }
+    }
+
     /// <summary>Runs a command to its end on this console (its output is the user's to read, as a bash script's child's
     /// is) and returns its exit status. No bound: the command bounds itself (run-local.sh bounds every run).</summary>
     public static int RunAttached(IEnumerable<string> command, string? workDir = null)

@@ -104,24 +104,7 @@ internal sealed class RunLocal
             Console.Out.Write(plan.DryRun());
             return 0;
         }
-        using var interrupt = PosixSignalRegistration.Create(PosixSignal.SIGINT, c => run.Abort(c, "interrupted", 130));
-        using var terminate = PosixSignalRegistration.Create(PosixSignal.SIGTERM, c => run.Abort(c, "terminated", 143));
-        try
-        {
-            return run.Execute();
-        }
-        finally
-        {
-            run._groups.StopAll();
-        }
-    }
-
-    private void Abort(PosixSignalContext context, string what, int code)
-    {
-        context.Cancel = true;
-        Warn(what);
-        _groups.StopAll();
-        Environment.Exit(code);
+        return run._groups.RunStoppingOnSignals(run.Execute, Warn);
     }
 
     private static Machine DetectMachine(string root)
