@@ -80,17 +80,7 @@ internal static partial class AbJob
                 case "-h" or "--help":
                     Console.WriteLine(Help);
                     return 0;
-                default:
-                    if (arg.StartsWith('-'))
-                    {
-                        throw JobFailure.BadUsage($"unknown option {arg}");
-                    }
-                    if (url is not null)
-                    {
-                        throw JobFailure.BadUsage($"more than one URL ({url}, {arg})");
-                    }
-                    url = arg;
-                    break;
+                default: url = Url(url, arg); break;
             }
         }
         if (url is null)

@@ -91,13 +91,7 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
                 case "--body-framing": framing = args.Value(a); break;
                 case "--max-errors": maxErrors = args.Count(a); break;
                 case "-h" or "--help": Console.WriteLine(Help); return 0;
-                default:
-                    if (a.StartsWith('-'))
-                    {
-                        throw JobFailure.BadUsage($"unknown option {a}");
-                    }
-                    url = url.Length == 0 ? a : throw JobFailure.BadUsage($"more than one URL ({url}, {a})");
-                    break;
+                default: url = JobArgs.Url(url, a); break;
             }
         }
         if (url.Length == 0)

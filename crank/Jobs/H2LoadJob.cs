@@ -105,13 +105,7 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
                     parseLog = args.Next(out var log) && log.Length > 0 ? log : throw JobFailure.BadUsage("--parse needs H2LOAD_OUTPUT LOG_FILE");
                     break;
                 case "-h" or "--help": Console.WriteLine(Help); return 0;
-                default:
-                    if (a.StartsWith('-'))
-                    {
-                        throw JobFailure.BadUsage($"unknown option {a}");
-                    }
-                    url = url.Length == 0 ? a : throw JobFailure.BadUsage($"more than one URL ({url}, {a})");
-                    break;
+                default: url = JobArgs.Url(url, a); break;
             }
         }
         if (duration < 1 || duration > MaxDurationSeconds || warmup > MaxDurationSeconds)

@@ -51,6 +51,17 @@ internal sealed class JobArgs(IReadOnlyList<string> args)
         return n;
     }
 
+    /// <summary>A load job's one positional argument, its URL: <paramref name="arg"/>, when it is not an option and no
+    /// URL was given before it (<paramref name="given"/> null or empty).</summary>
+    public static string Url(string? given, string arg)
+    {
+        if (arg.StartsWith('-'))
+        {
+            throw JobFailure.BadUsage($"unknown option {arg}");
+        }
+        return string.IsNullOrEmpty(given) ? arg : throw JobFailure.BadUsage($"more than one URL ({given}, {arg})");
+    }
+
     /// <summary>The figure as crank's block writes it: invariant culture.</summary>
     public static string I(double value) => value.ToString(CultureInfo.InvariantCulture);
 }

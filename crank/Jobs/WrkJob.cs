@@ -129,17 +129,7 @@ internal static partial class WrkJob
                 case "-h" or "--help":
                     Console.WriteLine(Help);
                     return 0;
-                default:
-                    if (arg.StartsWith('-'))
-                    {
-                        throw JobFailure.BadUsage($"unknown option {arg}");
-                    }
-                    if (url is not null)
-                    {
-                        throw JobFailure.BadUsage($"more than one URL ({url}, {arg})");
-                    }
-                    url = arg;
-                    break;
+                default: url = Url(url, arg); break;
             }
         }
         if (parse is null && parseTls is null && url is null)
