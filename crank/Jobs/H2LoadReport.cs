@@ -219,29 +219,5 @@ internal static class H2LoadTool
 
     private static readonly string[] Progress = ["progress:", "spawning thread", "Warm-up", "Main benchmark", "Stopped all", "starting benchmark"];
 
-    /// <summary>The arguments as bash's printf ' %q' shows them: each after a space, shell characters escaped.</summary>
-    public static string Quoted(IEnumerable<string> args)
-    {
-        var text = new StringBuilder();
-        foreach (var a in args)
-        {
-            text.Append(' ');
-            if (a.Length == 0)
-            {
-                text.Append("''");
-                continue;
-            }
-            for (var i = 0; i < a.Length; i++)
-            {
-                if (" \t\n'\"\\|&;()<>!{}*[]?^$`,".Contains(a[i], StringComparison.Ordinal) || (i == 0 && a[i] is '~' or '#'))
-                {
-                    text.Append('\\');
-                }
-                text.Append(a[i]);
-            }
-        }
-        return text.ToString();
-    }
-
     public static string I(int value) => value.ToString(CultureInfo.InvariantCulture);
 }

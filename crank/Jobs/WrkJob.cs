@@ -209,14 +209,14 @@ internal static partial class WrkJob
         }
         else if (warmup > 0)
         {
-            Console.WriteLine($"{Job}: warm-up: wrk -d {warmup}s{Quoted(wrkArgs)} {target}");
+            Console.WriteLine($"{Job}: warm-up: wrk -d {warmup}s{Tools.Quoted(wrkArgs)} {target}");
             warm = warming.Fixed(warmup);
         }
 
         var report = Path.GetTempFileName();
         try
         {
-            Console.WriteLine($"{Job}: measured: wrk -d {duration}s{Quoted(wrkArgs)} {target}{(scriptArgs.Length > 0 ? " " + string.Join(' ', scriptArgs) : "")}");
+            Console.WriteLine($"{Job}: measured: wrk -d {duration}s{Tools.Quoted(wrkArgs)} {target}{(scriptArgs.Length > 0 ? " " + string.Join(' ', scriptArgs) : "")}");
             Tools.Hook("WRK_JOB_HOOK", "measure-start");
             int rc;
             using (var run = Load(duration, report))
@@ -331,9 +331,6 @@ internal static partial class WrkJob
         return (authority, slash < 0 ? "/" : rest[slash..]);
     }
 
-    /// <summary>The arguments as a shell would read them back (the log line shows the command).</summary>
-    private static string Quoted(IEnumerable<string> args) =>
-        string.Concat(args.Select(a => " " + (PlainWord().IsMatch(a) ? a : "'" + a.Replace("'", "'\\''") + "'")));
 
     /// <summary>crank's statistics block rows for wrk 4.1.0's report (crank's wrk job names), with http/firstrequest
     /// (<paramref name="firstMs"/>, null: none), warmup/seconds and warmup/capped (only when capped). Latencies are
@@ -536,8 +533,6 @@ internal static partial class WrkJob
     [GeneratedRegex(@":[0-9]+$")]
     private static partial Regex PortSuffix();
 
-    [GeneratedRegex(@"^[A-Za-z0-9_./:=@%+,-]+$")]
-    private static partial Regex PlainWord();
 
     [GeneratedRegex(@"^[0-9.]+")]
     private static partial Regex LeadingDigits();

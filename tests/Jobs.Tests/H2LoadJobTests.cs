@@ -183,7 +183,7 @@ public class H2LoadJobTests
     public void Command_lines_are_shown_as_bash_s_printf_q()
     {
         Assert.Equal(@" -t 1 -H Accept:\ text/plain\,text/html\;q=0.9\,\*/\*\;q=0.7 http://127.0.0.1:8080/\?s=1 a\'b '' \~a x=y",
-            H2LoadTool.Quoted(["-t", "1", "-H", "Accept: text/plain,text/html;q=0.9,*/*;q=0.7", "http://127.0.0.1:8080/?s=1", "a'b", "", "~a", "x=y"]));
+            Tools.Quoted(["-t", "1", "-H", "Accept: text/plain,text/html;q=0.9,*/*;q=0.7", "http://127.0.0.1:8080/?s=1", "a'b", "", "~a", "x=y"]));
         Assert.Equal("0.500000", H2LoadTool.PerConnection(1, 2, 6));
         Assert.Equal("33.333", H2LoadTool.PerConnection(100, 3, 3));
     }
