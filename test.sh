@@ -26,6 +26,18 @@ progress() {
     fi
   done
 }
+# What the tests need beyond the .NET SDK, installed when missing: openssl (the TLS tests run OpenSSL's s_server as an
+# independent peer) and h2load from nghttp2-client (H2LoadVariantsTests). Without them those tests would fail, not skip.
+missing=()
+command -v openssl > /dev/null || missing+=(openssl)
+command -v h2load > /dev/null || missing+=(nghttp2-client)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "test.sh: installing ${missing[*]} (apt-get)"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" > /dev/null; } \
+    || { echo "test.sh: could not install ${missing[*]}; install them and run again" >&2; exit 1; }
+fi
 echo "test.sh: building the solution, then running each test project (about 3 min on 2 cores)"
 started=$(date +%s)
 dotnet test LLRP.slnx -c Release -nologo "$@" 2>&1 | tee "$log" | progress

@@ -3,9 +3,8 @@
 
 The raw requests and responses are the C# string literals of tests/ that hold a whole HTTP/1.x message; the corpus
 cases are rebuilt as the tests rebuild them (tests/LLRP.Tests/DesyncGuardianTests.cs, GuardianCase.Request), from
-cases.json found as the tests find it (tests/LLRP.Tests/Infrastructure/DesyncCorpus.cs: $LLRP_DESYNC_CORPUS, else
-shared/data/http-desync-guardian/cases.json in this folder or any folder above it). A missing corpus is reported
-and skipped: the test-case seeds alone still make a corpus. The seeds are raw; fuzz/run.sh minimises them.
+the cases.json the test project ships (tests/LLRP.Tests/TestData/http-desync-guardian/). The seeds are raw;
+fuzz/run.sh minimises them.
 """
 import hashlib
 import json
@@ -56,20 +55,8 @@ def literals():
                             pass
 
 
-def find_corpus():
-    overridden = os.environ.get("LLRP_DESYNC_CORPUS")
-    if overridden:
-        path = os.path.join(overridden, "cases.json") if os.path.isdir(overridden) else overridden
-        return path if os.path.isfile(path) else None
-    folder = ROOT
-    while True:
-        candidate = os.path.join(folder, "shared", "data", "http-desync-guardian", "cases.json")
-        if os.path.isfile(candidate):
-            return candidate
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
+# The corpus as the test project ships it (its SOURCE.md says where it comes from).
+CORPUS = os.path.join(ROOT, "tests", "LLRP.Tests", "TestData", "http-desync-guardian", "cases.json")
 
 
 def guardian_request(case):
@@ -105,13 +92,9 @@ def main():
             requests.add(text)
         elif re.match(r"[0-9A-Fa-f]+[;\r]", text):
             seeds["request-body"].add(text)
-    corpus = find_corpus()
-    if corpus is None:
-        print("make-seeds: the desync-guardian corpus was not found (set LLRP_DESYNC_CORPUS); test cases only", file=sys.stderr)
-    else:
-        with open(corpus, encoding="utf-8") as f:
-            for cases in json.load(f).values():
-                requests.update(guardian_request(c) for c in cases)
+    with open(CORPUS, encoding="utf-8") as f:
+        for cases in json.load(f).values():
+            requests.update(guardian_request(c) for c in cases)
     for target in ("request-head", "request-body", "differential"):
         seeds[target].update(requests)
     for text in requests:

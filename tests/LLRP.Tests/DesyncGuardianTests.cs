@@ -100,24 +100,23 @@ public sealed class DesyncGuardianTests(DefaultProxies farm) : IClassFixture<Def
             ["rfc-compliant.yaml#13"] = ([400], "RFC 9112 §3: an empty request-target leaves 'GET  HTTP/1.1' (two SP), an invalid request-line"),
         };
 
-    private static readonly Lazy<(IReadOnlyList<GuardianCase> Cases, string? Error)> s_cases = new(Load);
+    /// <summary>The corpus as the test project ships it (TestData/http-desync-guardian/SOURCE.md says where it comes from).</summary>
+    public static readonly string CorpusPath = Path.Combine(AppContext.BaseDirectory, "TestData", "http-desync-guardian", "cases.json");
 
-    /// <summary>Every case through every variant; without the corpus, one row that fails with <see cref="DesyncCorpus.Missing"/>.</summary>
-    public static TheoryData<string, string> Cases =>
-        s_cases.Value.Error is null ? Variants.Cross(CaseNames) : new TheoryData<string, string> { { Variants.All[0].Name, DesyncCorpus.MissingLabel } };
+    private static readonly Lazy<IReadOnlyList<GuardianCase>> s_cases = new(Load);
 
-    /// <summary>"id: name" of every case, the test-case label (or the one label that fails when the corpus is missing).</summary>
-    public static IEnumerable<string> CaseNames =>
-        s_cases.Value.Error is null ? s_cases.Value.Cases.Select(c => $"{c.Id}: {c.Name}") : [DesyncCorpus.MissingLabel];
+    /// <summary>Every case through every variant.</summary>
+    public static TheoryData<string, string> Cases => Variants.Cross(CaseNames);
 
-    public static IReadOnlySet<string> CaseIds => s_cases.Value.Cases.Select(c => c.Id).ToHashSet();
+    /// <summary>"id: name" of every case, the test-case label.</summary>
+    public static IEnumerable<string> CaseNames => s_cases.Value.Select(c => $"{c.Id}: {c.Name}");
+
+    public static IReadOnlySet<string> CaseIds => s_cases.Value.Select(c => c.Id).ToHashSet();
 
     /// <summary>The case a label of <see cref="CaseNames"/> names.</summary>
     public static GuardianCase Case(string label)
     {
-        var (cases, error) = s_cases.Value;
-        Assert.True(error is null, error);
-        return cases.Single(x => label.StartsWith(x.Id + ":", StringComparison.Ordinal));
+        return s_cases.Value.Single(x => label.StartsWith(x.Id + ":", StringComparison.Ordinal));
     }
 
     /// <summary>The strict reading: Severe and Ambiguous, and the named Acceptable/Compliant cases RFC 9112 or the contract reject.</summary>
@@ -127,8 +126,7 @@ public sealed class DesyncGuardianTests(DefaultProxies farm) : IClassFixture<Def
     [Fact]
     public void Corpus_is_complete_and_known_difference_lists_name_real_cases()
     {
-        var (cases, error) = s_cases.Value;
-        Assert.True(error is null, error);
+        var cases = s_cases.Value;
         Assert.Equal(159, cases.Count);
         Assert.Equal(58, cases.Count(c => c.Tier == "Severe"));
         Assert.Equal(58, cases.Count(c => c.Tier == "Ambiguous"));
@@ -176,16 +174,10 @@ public sealed class DesyncGuardianTests(DefaultProxies farm) : IClassFixture<Def
         return expected;
     }
 
-    private static (IReadOnlyList<GuardianCase>, string?) Load()
+    private static IReadOnlyList<GuardianCase> Load()
     {
-        var path = DesyncCorpus.Find(out var missing);
-        if (path is null)
-        {
-            return ([], missing);
-        }
-
         var cases = new List<GuardianCase>();
-        using var doc = JsonDocument.Parse(File.ReadAllBytes(path));
+        using var doc = JsonDocument.Parse(File.ReadAllBytes(CorpusPath));
         foreach (var file in doc.RootElement.EnumerateObject())
         {
             var index = 0;
@@ -206,7 +198,7 @@ public sealed class DesyncGuardianTests(DefaultProxies farm) : IClassFixture<Def
                 index++;
             }
         }
-        return (cases, null);
+        return cases;
     }
 
     // YAML numbers (Content-Length: 1000) arrive as JSON numbers; their text is the value.

@@ -148,7 +148,7 @@ public sealed partial class H2LoadVariantsTests(NamedDownstream origin) : IClass
 
     private static string H2Load() =>
         new[] { "/usr/bin/h2load", "/usr/local/bin/h2load" }.FirstOrDefault(File.Exists)
-        ?? throw new InvalidOperationException("h2load not found (apt-get install -y nghttp2-client; .ci/run installs it)");
+        ?? throw new InvalidOperationException("h2load not found (apt-get install -y nghttp2-client; ./test.sh installs it when missing)");
 
     [GeneratedRegex(@"^requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout", RegexOptions.Multiline)]
     private static partial Regex RequestsLine();
