@@ -194,6 +194,31 @@ public sealed class Http2Tests
         Assert.Equal(Framing.Chunked, forwarded.Single(f => f.Target == "/kestrel-post").Framing);
     }
 
+    /// <summary>
+    /// The deadline sweep's idle calls reach the forwarders of pooled exchange slots as they reach a raw connection's: the
+    /// llhttp slot's downstream connection goes to the shared pool after downstreamShareAfter and is closed after
+    /// downstreamIdleTimeout while the client connection stays open. Without them the slot kept it open indefinitely.
+    /// </summary>
+    [Theory]
+    [InlineData("h2c")]
+    [InlineData("kestrel-http11")]
+    public async Task A_pooled_exchange_slot_lets_its_idle_downstream_connection_expire(string frontEnd)
+    {
+        string[] options = frontEnd == "h2c" ? ["--protocols", "h2"] : ["--frontEnd", "kestrel"];
+        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"),
+            [.. options, "--downstreamIdleTimeout", "1", "--downstreamShareAfter", "0"], unreachableDownstream: false);
+        using var client = Client(frontEnd == "h2c" ? HttpVersion.Version20 : HttpVersion.Version11);
+
+        using var response = await client.GetAsync(new Uri(proxy.Url, "/then-idle"));
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Single(await proxy.Downstream.WaitForForwardedAsync(1));
+
+        // The client keeps its connection (HttpClient's pool holds it); only the proxy's idle handling can close the
+        // downstream one.
+        Assert.True(await proxy.Downstream.WaitUntilAsync(d => d.ClosedBetweenRequests >= 1),
+            $"the idle downstream connection was not closed; {proxy.Downstream.Describe()}");
+    }
+
     [Fact]
     public async Task Kestrel_as_http11_front_end_holds_requests_to_the_proxy_rules()
     {

@@ -34,6 +34,7 @@ internal sealed class ProxyServer : IDisposable
     private volatile bool _stopping;
     private ExchangeFailureLog? _failures;
     private ILogger? _connectionLog;
+    private Func<IEnumerable<IForwarder>>? _pooledForwarders;
 
     public ProxyServer(ProxyOptions options, DownstreamSet downstreams, IForwarderFactory forwarders)
     {
@@ -91,6 +92,13 @@ internal sealed class ProxyServer : IDisposable
 
     /// <summary>The exchange <see cref="Track"/> was given has ended.</summary>
     public void Untrack(Exchange exchange) => _streams.TryRemove(exchange, out _);
+
+    /// <summary>
+    /// A front end that keeps forwarders between exchanges outside a raw connection (the pooled exchange slots of
+    /// Kestrel's HTTP layer) names them here: the sweep gives each the idle calls a raw connection gives its forwarder
+    /// while it waits for the next request (<see cref="IForwarder.OnIdle"/>, <see cref="IForwarder.ReleaseIdle"/>).
+    /// </summary>
+    public void UsePooledForwarders(Func<IEnumerable<IForwarder>> idle) => _pooledForwarders = idle;
 
     /// <summary>A forwarder for a front end's exchange slot, numbered as a connection is (HttpContext's ConnectionId).</summary>
     public IForwarder CreateForwarder(DownstreamChoice choice, out int index)
@@ -152,6 +160,11 @@ internal sealed class ProxyServer : IDisposable
                 exchange.Expire();
             }
         }
+        var pooled = _pooledForwarders?.Invoke() ?? [];
+        foreach (var forwarder in pooled)
+        {
+            forwarder.OnIdle();
+        }
         // Timer callbacks may overlap (a trim's collection takes longer than the interval): one looks, the others skip.
         if (Monitor.TryEnter(_idleTrim))
         {
@@ -164,6 +177,10 @@ internal sealed class ProxyServer : IDisposable
                     foreach (var (connection, _) in _connections)
                     {
                         connection.ReleaseIdle();
+                    }
+                    foreach (var forwarder in pooled)
+                    {
+                        forwarder.ReleaseIdle();
                     }
                     IdleTrim.TrimNow();
                 }

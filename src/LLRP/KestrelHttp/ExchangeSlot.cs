@@ -47,6 +47,9 @@ internal sealed class ExchangeSlot : IDisposable
 
     public Exchange Exchange { get; }
 
+    /// <summary>The variant's forwarder, kept with the slot between requests.</summary>
+    public IForwarder Forwarder => _forwarder;
+
     private RequestHead Head { get; }
     private RequestBodyReader Body { get; }
     private ResponseWriter Response { get; }

@@ -10,7 +10,7 @@ namespace LLRP.KestrelHttp;
 /// with --frontEnd kestrel): no middleware pipeline and no HttpContext, only an <see cref="ExchangeSlot"/> lent for the
 /// request and given back after it.
 /// </summary>
-internal sealed class StreamApplication(ProxyServer server) : IHttpApplication<ExchangeSlot>, IDisposable
+internal sealed class StreamApplication : IHttpApplication<ExchangeSlot>, IDisposable
 {
     /// <summary>
     /// The most idle slots kept: 1,024, the exchanges in flight the buffer pools are sized for (ProxyBuffers). A slot holds
@@ -18,14 +18,23 @@ internal sealed class StreamApplication(ProxyServer server) : IHttpApplication<E
     /// </summary>
     internal const int MaxIdleSlots = 1024;
 
+    private readonly ProxyServer _server;
     private readonly ConcurrentQueue<ExchangeSlot> _idle = new();
     private volatile bool _disposed;
+
+    public StreamApplication(ProxyServer server)
+    {
+        _server = server;
+        // The pooled slots' forwarders get the deadline sweep's idle calls, as a raw connection's forwarder does between
+        // requests: without them an idle slot would keep its downstream connection past downstreamIdleTimeout.
+        server.UsePooledForwarders(() => _idle.Select(static slot => slot.Forwarder));
+    }
 
     public ExchangeSlot CreateContext(IFeatureCollection contextFeatures)
     {
         if (!_idle.TryDequeue(out var slot))
         {
-            slot = new ExchangeSlot(server);
+            slot = new ExchangeSlot(_server);
         }
         slot.Features = contextFeatures;
         return slot;

@@ -24,6 +24,7 @@ public sealed class RecordingDownstream : IAsyncDisposable
     private int _epoch;
     private int _connections;
     private int _heldClosed;
+    private int _closedBetweenRequests;
     private Task? _acceptLoop;
 
     public int Port { get; private set; }
@@ -33,6 +34,9 @@ public sealed class RecordingDownstream : IAsyncDisposable
 
     /// <summary>Connections held by <see cref="DownstreamReply.NeverWatchingClose"/> that the proxy closed.</summary>
     public int HeldConnectionsClosed => Volatile.Read(ref _heldClosed);
+
+    /// <summary>Connections the proxy closed while idle: the stream ended where the next request line would start.</summary>
+    public int ClosedBetweenRequests => Volatile.Read(ref _closedBetweenRequests);
 
     public void Start()
     {
@@ -226,6 +230,7 @@ public sealed class RecordingDownstream : IAsyncDisposable
         var first = await reader.ReadLineAsync(1 << 20, ct);
         if (first is null)
         {
+            Interlocked.Increment(ref _closedBetweenRequests);
             return false;
         }
         int epoch;
