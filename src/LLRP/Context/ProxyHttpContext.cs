@@ -40,8 +40,7 @@ internal sealed class ProxyHttpContext
     public bool IsAborted => _lifetime.IsAborted;
 
     /// <summary>Resets the context for <paramref name="exchange"/>, the request in flight on its connection.</summary>
-    // The Via value of the exchange's head (the version the client spoke; HTTP/2 streams are forwarded as HTTP/1.1).
-    private string _via = "1.1 llrp";
+    private Exchange? _exchange;
 
     public HttpContext Start(Exchange exchange)
     {
@@ -50,23 +49,12 @@ internal sealed class ProxyHttpContext
         _lifetime.Start(exchange);
         _request.Start(exchange);
         _response.Reset(exchange);
-        _via = exchange.Head.ViaText;
+        _exchange = exchange;
         return HttpContext;
     }
 
-    /// <summary>
-    /// Adds what every variant adds to the forwarded request (RFC 9110 §7.6.3): Via with the version the client spoke,
-    /// and the client's address appended to X-Forwarded-For.
-    /// </summary>
-    public void AddProxyFields(System.Net.Http.Headers.HttpRequestHeaders headers)
-    {
-        headers.TryAddWithoutValidation("Via", _via);
-        headers.TryAddWithoutValidation("X-Forwarded-For", _connection.ForwardedFor);
-        if (_request.Scheme == "https")
-        {
-            headers.TryAddWithoutValidation("X-Forwarded-Proto", "https");
-        }
-    }
+    /// <summary>Adds what every variant adds to the forwarded request (<see cref="Exchange.ProxyFieldValue"/>).</summary>
+    public void AddProxyFields(System.Net.Http.Headers.HttpRequestHeaders headers) => _exchange!.AddProxyFieldsTo(headers);
 
     /// <summary>Ends the request: runs the OnCompleted callbacks (HttpResponse.RegisterForDispose among them).</summary>
     public ValueTask EndAsync() => _response.RunOnCompletedAsync();

@@ -63,6 +63,40 @@ internal sealed class Exchange : IDisposable
     /// </summary>
     public bool Tls { get; private set; }
 
+    /// <summary>How many fields the proxy adds to every forwarded request (<see cref="ProxyFieldValue"/>).</summary>
+    public int ProxyFieldCount => Tls ? 3 : 2;
+
+    /// <summary>The name of the <paramref name="index"/>-th field the proxy adds (<see cref="ProxyFieldValue"/>).</summary>
+    public static ReadOnlySpan<byte> ProxyFieldName(int index) => index switch
+    {
+        0 => "Via"u8,
+        1 => "X-Forwarded-For"u8,
+        _ => "X-Forwarded-Proto"u8,
+    };
+
+    /// <summary>
+    /// The value of the <paramref name="index"/>-th field the proxy adds to every forwarded request, whichever variant
+    /// forwards it (the one place they are chosen): Via with the version the client spoke (RFC 9110 §7.6.3), the
+    /// client's address in X-Forwarded-For, and "X-Forwarded-Proto: https" when the client connection is TLS.
+    /// </summary>
+    public ReadOnlySpan<byte> ProxyFieldValue(int index) => index switch
+    {
+        0 => Head.ViaValue,
+        1 => ForwardedFor,
+        _ => "https"u8,
+    };
+
+    private static readonly string[] s_proxyFieldNames = ["Via", "X-Forwarded-For", "X-Forwarded-Proto"];
+
+    /// <summary>The proxy's fields (<see cref="ProxyFieldValue"/>) for the clients that take fields as strings.</summary>
+    public void AddProxyFieldsTo(System.Net.Http.Headers.HttpRequestHeaders headers)
+    {
+        for (var i = 0; i < ProxyFieldCount; i++)
+        {
+            headers.TryAddWithoutValidation(s_proxyFieldNames[i], System.Text.Encoding.Latin1.GetString(ProxyFieldValue(i)));
+        }
+    }
+
     /// <summary>
     /// A front end that lends one exchange to requests of several connections (a stream slot) names the client of the
     /// next one: its address for X-Forwarded-For and whether it spoke TLS.

@@ -74,12 +74,7 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
                 request.Content?.Headers.TryAddWithoutValidation(name, value);
             }
         }
-        headers.TryAddWithoutValidation("Via", head.ViaText);
-        headers.TryAddWithoutValidation("X-Forwarded-For", Encoding.ASCII.GetString(exchange.ForwardedFor));
-        if (exchange.Tls)
-        {
-            headers.TryAddWithoutValidation("X-Forwarded-Proto", "https");
-        }
+        exchange.AddProxyFieldsTo(headers);
         return request;
     }
 

@@ -285,11 +285,9 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
                 downstream.WriteValidatedHeader(head.Name(i), head.Value(i));
             }
         }
-        downstream.WriteValidatedHeader("Via"u8, head.ViaValue);
-        downstream.WriteValidatedHeader("X-Forwarded-For"u8, exchange.ForwardedFor);
-        if (exchange.Tls)
+        for (var i = 0; i < exchange.ProxyFieldCount; i++)
         {
-            downstream.WriteValidatedHeader("X-Forwarded-Proto"u8, "https"u8);
+            downstream.WriteValidatedHeader(Exchange.ProxyFieldName(i), exchange.ProxyFieldValue(i));
         }
     }
 

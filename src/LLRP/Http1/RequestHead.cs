@@ -67,9 +67,6 @@ internal sealed class RequestHead
     /// <summary>RFC 9110 §7.6.3: the Via value for the forwarded request, naming the protocol version the client used.</summary>
     public ReadOnlySpan<byte> ViaValue => Version == HttpVersion.Http10 ? "1.0 llrp"u8 : Http2 ? "2 llrp"u8 : "1.1 llrp"u8;
 
-    /// <summary><see cref="ViaValue"/> for the clients that take fields as strings.</summary>
-    public string ViaText => Version == HttpVersion.Http10 ? "1.0 llrp" : Http2 ? "2 llrp" : "1.1 llrp";
-
     public ReadOnlySpan<byte> MethodBytes => _buffer.AsSpan(0, _methodLength);
     /// <summary>origin-form (path and query) or "*"; never absolute-form.</summary>
     public ReadOnlySpan<byte> Target => _buffer.AsSpan(_targetStart, _targetLength);
