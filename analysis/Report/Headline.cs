@@ -5,8 +5,9 @@ namespace LLRP.Analysis;
 
 /// <summary>
 /// The README's headline: one row per point (connections, response size) of one or more sittings, llrp-llhttp against
-/// nginx, HAProxy and full YARP, and under the table each sitting's date, commit, topology and command. It writes
-/// nothing; the README pastes what it prints.
+/// nginx, HAProxy and full YARP, and under the table each sitting's date, commit, topology and command, and whether
+/// src/ changed after that commit (<see cref="SourceAge"/>). It writes nothing; the README pastes what it prints, and
+/// a test holds the README's block to what it prints today (so a change under src/ makes the old rows say so).
 /// </summary>
 internal static class Headline
 {
@@ -32,7 +33,8 @@ internal static class Headline
     internal sealed record Row(string Point, int Rounds, double? Rps, double? Cpu, double? VsBest, string BestName, double? VsYarp, double? CpuVsYarp);
 
     /// <summary>What the line under the table says of a sitting.</summary>
-    internal sealed record Note(string Date, string Commit, bool Dirty, string Topology, string Command);
+    /// <param name="Revision">The full commit the sitting ran (null when not recorded); Commit is its short form.</param>
+    internal sealed record Note(string Date, string Commit, bool Dirty, string Topology, string Command, string? Revision);
 
     public static string Build(IReadOnlyList<string> dirs)
     {
@@ -44,6 +46,10 @@ internal static class Headline
             var (points, note) = Read(dir);
             var name = Path.GetFileName(dir.TrimEnd(Path.DirectorySeparatorChar));
             var stamp = SittingStamp(name);
+            var changes = note.Revision is { } revision
+                ? SourceAge.FirstSince(dir, revision)
+                : throw new ReportException($"{dir}: no commit recorded, so it cannot tell whether src/ changed since");
+            var stale = changes is null ? "" : " (src/ changed since)";
             foreach (var r in points)
             {
                 if (++count > MaxRows)
@@ -51,13 +57,16 @@ internal static class Headline
                     throw new ReportException($"more than {MaxRows} rows: name fewer sittings (the full history is docs/results.md)");
                 }
                 rows.AppendLine(CultureInfo.InvariantCulture,
-                    $"| [{stamp}](analysis/results/{name}/README.md) | {r.Point} | " +
+                    $"| [{stamp}](analysis/results/{name}/README.md){stale} | {r.Point} | " +
                     $"{r.Rounds} | {Format.N0(r.Rps)} | {Format.F(r.Cpu, 1)} | " +
                     $"{Lead(r.VsBest)}{r.BestName} | {Lead(r.VsYarp)} | {Lead(r.CpuVsYarp)} |");
             }
+            var changed = changes is { } c
+                ? $"; **measured on code that has changed since**: src/ changed after it, first in `{c.Commit}` of {c.Date}"
+                : "";
             notes.AppendLine(CultureInfo.InvariantCulture,
                 $"- {stamp}: started {note.Date}, commit `{note.Commit}`{(note.Dirty ? " (uncommitted changes)" : "")}; " +
-                $"topology: {note.Topology}; `{note.Command}`");
+                $"topology: {note.Topology}; `{note.Command}`{changed}");
         }
         if (count == 0)
         {
@@ -99,7 +108,8 @@ internal static class Headline
         var pinning = metas.Select(m => m.Pinned).FirstOrDefault(x => !string.IsNullOrEmpty(x) && x != "no");
         var origin = metas.Select(m => m.Origin).FirstOrDefault(x => !string.IsNullOrEmpty(x)) ?? "downstream";
         return (rows, new Note(sweep?.Date ?? "(not recorded)", commit is { Length: > 7 } ? commit[..7] : commit ?? "?",
-            metas.Any(m => m.Dirty == true), $"{(pinning is null ? "unpinned" : "pinned " + pinning)}, origin {origin}", Format.Inline(command)));
+            metas.Any(m => m.Dirty == true), $"{(pinning is null ? "unpinned" : "pinned " + pinning)}, origin {origin}", Format.Inline(command),
+            string.IsNullOrEmpty(commit) ? null : commit));
     }
 
     /// <summary>A ratio in bold where llhttp leads (at or above 1.00 as printed).</summary>

@@ -29,7 +29,8 @@ if (args is ["--stepped", ..])
 {
     return Stepped.Run(args[1..]);
 }
-// The README's headline table from one or more sittings, printed (analysis/headline.sh writes it into README.md).
+// The README's headline table from one or more sittings, printed (pasted into README.md between its headline markers;
+// tests/Report.Tests/HeadlineTests holds the two equal).
 if (args is ["--headline", ..])
 {
     return Headline.Run(args[1..]);
