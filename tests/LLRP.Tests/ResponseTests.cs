@@ -216,6 +216,27 @@ public sealed class ResponseTests(DefaultProxies farm) : IClassFixture<DefaultPr
         Assert.True(r.Status == 502, $"downstream sent '{Wire.Show(response)}', client got {r}");
     }
 
+    // RFC 9110 §15.2.2, §7.8: a server sends 101 only to a request with Upgrade, and the proxy forwards none (h2c
+    // included: "Upgrade: h2c" is hop-by-hop and dropped), so any 101 is unsolicited: a 502, and the downstream's next
+    // bytes never reach the client as a body or as a tunnel.
+    public static TheoryData<string, string> UnsolicitedSwitches => Variants.Cross(new[]
+    {
+        "GET /r HTTP/1.1\r\nHost: example.com\r\n\r\n",
+        "GET /r HTTP/1.1\r\nHost: example.com\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n",
+    });
+
+    [Theory, MemberData(nameof(UnsolicitedSwitches))]
+    public async Task Answers_502_for_a_101_the_request_did_not_ask_for(string variant, string request)
+    {
+        var p = await farm.GetAsync(variant);
+        p.Downstream.Responder = _ => DownstreamReply.Raw("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\ntunnelled bytes", closeAfter: true);
+        var (r, c) = await ExchangeAsync(p, request);
+        await using var _ = c;
+        Assert.True(r.Status == 502 && !r.BodyText.Contains("tunnelled", StringComparison.Ordinal), $"client got {r}");
+        var forwarded = Assert.Single(await p.Downstream.WaitForForwardedAsync(1));
+        Assert.Empty(forwarded.Values("Upgrade"));
+    }
+
     // RFC 9112 §5.1: "A proxy MUST remove any such whitespace from a response message before forwarding it" (or reject: 502).
     [Theory, MemberData(nameof(Variant))]
     public async Task Removes_or_rejects_whitespace_before_colon_in_downstream_response(string variant)

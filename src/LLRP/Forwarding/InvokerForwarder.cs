@@ -73,9 +73,10 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     protected async ValueTask<HttpResponseMessage> SendAsync(HttpRequestMessage request, Exchange exchange, CancellationToken aborted)
     {
+        HttpResponseMessage response;
         try
         {
-            return await Invoker.SendAsync(request, aborted);
+            response = await Invoker.SendAsync(request, aborted);
         }
         catch (HttpRequestException e)
         {
@@ -85,6 +86,16 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
         {
             throw exchange.RequestFailure ?? ConnectTimedOut(e);
         }
+        if (response.StatusCode == HttpStatusCode.SwitchingProtocols)
+        {
+            // SocketsHttpHandler returns a 101 as the final response, its connection then a raw stream. RFC 9110 §15.2.2:
+            // a server sends 101 only to a request with Upgrade, and the proxy forwards none (the field is hop-by-hop),
+            // so this one was not asked for: a 502, and the connection, which now speaks another protocol, is closed.
+            response.Dispose();
+            throw new ProxyException(ProxyError.DownstreamInvalidResponse, FailureSide.Downstream, ExchangePhase.ResponseHead, requestSent: true,
+                connectionFailed: false, "The downstream switched protocols (101) for a request that asked for no upgrade.");
+        }
+        return response;
     }
 
     /// <summary>Reads the downstream body; a failed read means the body was cut short, classified here, at the call.</summary>
