@@ -132,6 +132,20 @@ internal sealed class Plan
     /// warm-up runs in the fallback only; crank's is fixed.</summary>
     public string Estimate(IReadOnlyList<string> scenarios)
     {
+        var (expected, longest, typWarm, maxWarm) = Times(scenarios);
+        var n = scenarios.Count;
+        var nDotnet = scenarios.Count(IsDotnet);
+        var adaptive = maxWarm == O.Warmup ? "" : $" ({nDotnet} .NET: until the JIT is quiet, typically {typWarm}s, at most {maxWarm}s)";
+        return $"expected time ~{(expected + 59) / 60} min, at most ~{(longest + 59) / 60} min: {n} scenario(s) x {O.Rounds} round(s); "
+            + $"a run is {O.Warmup}s warm-up{adaptive} + {O.Duration}s measured + ~{RunOverhead}s start/stop; "
+            + $"at most {O.SteadyRetries} retries per unsteady run{(O.Report ? "; then the report (~1 min)" : "")}";
+    }
+
+    /// <summary>The expected time of the runs in seconds (<see cref="Estimate"/>'s first figure), for the progress line.</summary>
+    public long ExpectedSeconds(IReadOnlyList<string> scenarios) => Times(scenarios).Expected;
+
+    private (long Expected, long Longest, int TypWarm, int MaxWarm) Times(IReadOnlyList<string> scenarios)
+    {
         var n = scenarios.Count;
         var nDotnet = scenarios.Count(IsDotnet);
         int typWarm = O.Warmup, maxWarm = O.Warmup;
@@ -143,10 +157,7 @@ internal sealed class Plan
         long fixedRun = O.Warmup + O.Duration + RunOverhead;
         long expected = (long)O.Rounds * (((n - nDotnet) * fixedRun) + (nDotnet * (typWarm + O.Duration + RunOverhead)));
         long longest = (1L + O.SteadyRetries) * O.Rounds * (((n - nDotnet) * fixedRun) + (nDotnet * (maxWarm + O.Duration + RunOverhead)));
-        var adaptive = maxWarm == O.Warmup ? "" : $" ({nDotnet} .NET: until the JIT is quiet, typically {typWarm}s, at most {maxWarm}s)";
-        return $"expected time ~{(expected + 59) / 60} min, at most ~{(longest + 59) / 60} min: {n} scenario(s) x {O.Rounds} round(s); "
-            + $"a run is {O.Warmup}s warm-up{adaptive} + {O.Duration}s measured + ~{RunOverhead}s start/stop; "
-            + $"at most {O.SteadyRetries} retries per unsteady run{(O.Report ? "; then the report (~1 min)" : "")}";
+        return (expected, longest, typWarm, maxWarm);
     }
 
     /// <summary>The load in words, with the proxies' protocols when any are passed.</summary>

@@ -49,6 +49,7 @@ internal sealed class RunLocal
     private readonly Dictionary<string, string> _yml = new() { ["serverListenAddress"] = "", ["downstreamListenAddress"] = "", ["maxErrors"] = "0" };
     private readonly Dictionary<string, string> _publishState = [];
     private readonly HashSet<string> _unavailable = [];
+    private Progress? _progress;
     private readonly List<string> _runnable = [];
     private string[] _inLoad = [], _inApplication = [], _inDownstream = [];
     private string _jsonDir = "", _tlsDir = "", _gitHead = "", _srvTarget = "", _dsTarget = "", _srvListen = "", _dsListen = "";
@@ -68,8 +69,8 @@ internal sealed class RunLocal
     private static string I(int v) => v.ToString(CultureInfo.InvariantCulture);
     private static string D(double v) => v.ToString(CultureInfo.InvariantCulture);
 
-    public static void Log(string message) => Console.Out.WriteLine($"[run-local {DateTime.Now:HH:mm:ss}] {message}");
-    public static void Warn(string message) => Console.Error.WriteLine($"[run-local {DateTime.Now:HH:mm:ss}] WARNING: {message}");
+    public static void Log(string message) => Progress.Write(Console.Out, $"[run-local {DateTime.Now:HH:mm:ss}] {message}");
+    public static void Warn(string message) => Progress.Write(Console.Error, $"[run-local {DateTime.Now:HH:mm:ss}] WARNING: {message}");
 
     /// <summary>Exit status: 0 if every run that was attempted succeeded, 1 otherwise, 2 on bad usage.</summary>
     public static int Run(IReadOnlyList<string> args, string root, Machine? machine = null)
@@ -243,6 +244,7 @@ internal sealed class RunLocal
             + $"{_plan.LoadText}, path {_o.Path}, {body}, headers {_o.Headers}; proxy threads {_o.ProxyThreads}; "
             + $"{_o.ServerScheme} to the proxy, {_o.DownstreamScheme} to the origin");
 
+        _progress = Progress.Current = Progress.OnConsole("run-local", _o.Rounds * _runnable.Count, TimeSpan.FromSeconds(_plan.ExpectedSeconds(_runnable)));
         if (_plan.Mode == "crank")
         {
             RunCrank();
@@ -262,6 +264,8 @@ internal sealed class RunLocal
                 }
             }
         }
+        _progress.Finish();
+        Progress.Current = null;
         Report();
         if (_plan.Mode == "fallback")
         {
@@ -623,11 +627,13 @@ internal sealed class RunLocal
         {
             var rps = File.Exists(output) ? JsonNode.Parse(File.ReadAllText(output))?["jobResults"]?["jobs"]?["load"]?["results"]?["http/rps/mean"]?.ToJsonString() : null;
             Log($"{s} round {r}: done ({rps ?? "?"} rps)");
+            _progress?.Completed($"{s}.r{r}", $"{rps ?? "?"} RPS");
         }
         else
         {
             Warn($"{s} round {r}: crank failed (logs/{s}.r{r}.crank.log)");
             _failures++;
+            _progress?.Completed($"{s}.r{r}", "failed");
         }
     }
 
@@ -683,6 +689,7 @@ internal sealed class RunLocal
             // A run that failed outright (or wrote nothing) is a failure, not an unsteady run: no retry.
             if (!File.Exists(output) || _failures != before)
             {
+                _progress?.Completed($"{s}.r{r}", _unavailable.Contains(s) ? "skipped from now on" : "failed");
                 return;
             }
             var results = MainResults(JsonNode.Parse(File.ReadAllText(output))!);
@@ -709,6 +716,9 @@ internal sealed class RunLocal
         properties["steadyAttempts"] = I(attempt);
         properties["steadyHistory"] = string.Join("; ", history);
         File.WriteAllText(output, json.ToJsonString(Indented) + "\n");
+        var rps = Num(json["jobResults"]?["jobs"]?["load"]?["results"], "http/rps/mean");
+        _progress?.Completed($"{s}.r{r}", $"{(rps is { } mean ? mean.ToString("N0", CultureInfo.InvariantCulture) : "?")} RPS, " +
+            $"{(verdict switch { 1 => "steady", 0 => "NOT steady", _ => "steadiness n/a" })} after {attempt} attempt(s)");
     }
 
     /// <summary>The results of the process under test: the proxy's, or the origin's for direct.</summary>

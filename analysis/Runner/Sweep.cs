@@ -68,7 +68,7 @@ internal sealed partial class Sweep
     {
         lock (_outputLock)
         {
-            console.WriteLine(line);
+            Progress.Write(console, line);
             _logFile?.WriteLine(line);
             _logFile?.Flush();
         }
@@ -335,7 +335,10 @@ internal sealed partial class Sweep
         WriteJson("running");
         using var interrupt = PosixSignalRegistration.Create(PosixSignal.SIGINT, Interrupted);
         using var terminate = PosixSignalRegistration.Create(PosixSignal.SIGTERM, Interrupted);
+        Progress.Current = Progress.OnConsole("sweep", _rounds * _points.Count, TimeSpan.FromSeconds(Estimate(_warmup, _duration)));
         var (failures, cut) = RunPoints();
+        Progress.Current.Finish();
+        Progress.Current = null;
         var status = cut == 0 ? "complete" : $"cut by the budget ({cut} of {_rounds * _points.Count} invocations skipped)";
         WriteJson(status);
         Log($"sweep {status}; {(int)(DateTime.Now - _started).TotalSeconds}s used of {_budgetMinutes * 60}s");
@@ -405,6 +408,7 @@ internal sealed partial class Sweep
                 {
                     Warning($"round {r} {p.Name}: skipped by the budget (needed ~{need}s, {left}s left)");
                     cut++;
+                    Progress.Current?.Completed($"round {r} {p.Name}", "skipped by the budget");
                     continue;
                 }
                 var dir = Path.Combine(_out, p.Name, $"r{r}");
@@ -500,6 +504,7 @@ internal sealed partial class Sweep
                     failures++;
                 }
                 Log($"round {r} {p.Name}: done in {seconds}s");
+                Progress.Current?.Completed($"round {r} {p.Name}", $"{results} of {p.Scenarios.Count} scenario(s) in {seconds}s");
             }
         }
         return (failures, cut);
