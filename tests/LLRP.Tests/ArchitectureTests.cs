@@ -30,6 +30,49 @@ public sealed class ArchitectureTests
         Assert.Contains("LLRP.Http1", graph.EdgesFrom("LLRP.Connections"));
     }
 
+    /// <summary>
+    /// docs/architecture.md's table of folders is the layering: every namespace of LLRP has a row, uses exactly the
+    /// namespaces its "depends on" cell names (each one used, none left out), and each of those sits in a row below it.
+    /// The libraries under LLRP (LLHttp's assemblies) never use it.
+    /// </summary>
+    [Fact]
+    public void NamespacesFollowTheLayerTableOfTheArchitectureDoc()
+    {
+        var graph = NamespaceGraph.Read(SourceAssemblies());
+        var layers = LayerTable.Read(Path.Combine(RepositoryRoot(), "docs", "architecture.md"));
+        var problems = new List<string>();
+        // The baselines (src/Baselines) are programs of their own beside the proxy, not layers of it.
+        foreach (var ns in graph.Namespaces.Where(n => n == "LLRP" || (n.StartsWith("LLRP.", StringComparison.Ordinal) && !n.StartsWith("LLRP.Baselines", StringComparison.Ordinal))))
+        {
+            if (!layers.Rows.TryGetValue(ns, out var row))
+            {
+                problems.Add($"{ns} has no row in docs/architecture.md's table");
+                continue;
+            }
+            var used = graph.EdgesFrom(ns).Where(n => n != "(global)").ToList();
+            foreach (var to in used.Where(to => !row.DependsOn.Any(d => LayerTable.Covers(d, to))))
+            {
+                problems.Add($"{ns} uses {to}, which its row does not name ({graph.Example(ns, to)})");
+            }
+            foreach (var named in row.DependsOn.Where(d => !used.Any(to => LayerTable.Covers(d, to))))
+            {
+                problems.Add($"{ns}'s row names {named}, which it does not use");
+            }
+            foreach (var named in row.DependsOn.Where(d => layers.Rows.TryGetValue(d, out var below) && below.Position <= row.Position))
+            {
+                problems.Add($"{ns}'s row names {named}, which is not below it in the table");
+            }
+        }
+        foreach (var ns in graph.Namespaces.Where(n => n.StartsWith("LLHttp", StringComparison.Ordinal)))
+        {
+            foreach (var to in graph.EdgesFrom(ns).Where(to => to.StartsWith("LLRP", StringComparison.Ordinal)))
+            {
+                problems.Add($"{ns}, a library under LLRP, uses {to} ({graph.Example(ns, to)})");
+            }
+        }
+        Assert.True(problems.Count == 0, string.Join("\n", problems));
+    }
+
     [Fact]
     public void ACycleIsFoundAndPrinted()
     {
@@ -92,6 +135,9 @@ internal sealed class NamespaceGraph
     public IEnumerable<string> Namespaces => _edges.Keys;
 
     public IEnumerable<string> EdgesFrom(string from) => _edges.TryGetValue(from, out var to) ? to.Keys : [];
+
+    /// <summary>The type-level reference that made the edge.</summary>
+    public string Example(string from, string to) => _edges[from][to];
 
     /// <summary>The namespaces of the given assemblies and their dependencies among themselves (not on anything else).</summary>
     public static NamespaceGraph Read(IEnumerable<string> assemblies)
@@ -233,4 +279,41 @@ internal sealed class NamespaceGraph
         }
         return text.ToString();
     }
+}
+
+/// <summary>
+/// The "Folders and namespaces" table of docs/architecture.md: each row's namespace (root is LLRP), its place from the
+/// top, and the names of its "depends on" cell as namespaces (LLHttp stands for the client's assembly, LLHttp and its
+/// sub-namespaces other than LLHttp.Syntax and LLHttp.Sockets, which are named on their own).
+/// </summary>
+internal sealed partial class LayerTable
+{
+    public sealed record Row(int Position, IReadOnlyList<string> DependsOn);
+
+    public Dictionary<string, Row> Rows { get; } = new(StringComparer.Ordinal);
+
+    public static LayerTable Read(string path)
+    {
+        var table = new LayerTable();
+        var lines = File.ReadAllLines(path).SkipWhile(l => !l.StartsWith("## Folders and namespaces", StringComparison.Ordinal)).Skip(1)
+            .SkipWhile(l => !l.StartsWith('|')).TakeWhile(l => l.StartsWith('|')).Skip(2);
+        foreach (var line in lines)
+        {
+            var cells = line.Trim('|').Split(" | ");
+            var name = cells[0].StartsWith("root", StringComparison.Ordinal) ? "LLRP" : NamespaceCell().Match(cells[0]).Groups[1].Value;
+            var dependsOn = cells[^1].Trim() == "nothing" ? [] : cells[^1].Split(',', StringSplitOptions.TrimEntries)
+                .Select(d => d switch { "root" => "LLRP", _ when d.StartsWith("LLHttp", StringComparison.Ordinal) => d, _ => "LLRP." + d })
+                .ToList();
+            table.Rows[name] = new Row(table.Rows.Count, dependsOn);
+        }
+        Assert.True(table.Rows.Count > 0, $"no table under '## Folders and namespaces' in {path}");
+        return table;
+    }
+
+    /// <summary>Whether a name of a "depends on" cell stands for the namespace <paramref name="ns"/>.</summary>
+    public static bool Covers(string named, string ns) =>
+        named == ns || (named == "LLHttp" && ns.StartsWith("LLHttp.", StringComparison.Ordinal) && ns is not ("LLHttp.Syntax" or "LLHttp.Sockets"));
+
+    [System.Text.RegularExpressions.GeneratedRegex(@"\(`([A-Za-z0-9.]+)`\)")]
+    private static partial System.Text.RegularExpressions.Regex NamespaceCell();
 }
