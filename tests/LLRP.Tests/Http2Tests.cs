@@ -217,6 +217,11 @@ public sealed class Http2Tests
         // downstream one.
         Assert.True(await proxy.Downstream.WaitUntilAsync(d => d.ClosedBetweenRequests >= 1),
             $"the idle downstream connection was not closed; {proxy.Downstream.Describe()}");
+
+        // The next request goes through on a new downstream connection.
+        using var next = await client.GetAsync(new Uri(proxy.Url, "/after-idle"));
+        Assert.Equal(HttpStatusCode.OK, next.StatusCode);
+        Assert.Equal(2, proxy.Downstream.AcceptedConnections);
     }
 
     [Fact]
