@@ -1,7 +1,5 @@
 using System.Buffers;
 using System.IO.Pipelines;
-using System.Net;
-using System.Text;
 using LLRP.Balancing;
 using LLRP.Buffers;
 using LLRP.Errors;
@@ -9,7 +7,6 @@ using LLRP.Exchanges;
 using LLRP.Http1;
 using LLRP.Transport;
 using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Connections.Features;
 using KestrelBadRequest = Microsoft.AspNetCore.Http.BadHttpRequestException;
 
 namespace LLRP.Connections;
@@ -88,10 +85,8 @@ internal sealed class ProxyConnection
         Head = new RequestHead(_options.Limits);
         Response = new ResponseWriter(context.Transport.Output);
         Body = new RequestBodyReader(_input, _options.Limits, Response);
-        var forwardedFor = Encoding.ASCII.GetBytes((context.RemoteEndPoint as IPEndPoint)?.Address.ToString() ?? "unknown");
-        // Kestrel's TLS middleware (an https:// listener) puts its handshake feature on the connection.
-        var tls = context.Features.Get<ITlsHandshakeFeature>() is not null;
-        _exchange = new Exchange(Head, Body, Response, _options.DownstreamResponseTimeout, forwardedFor, index, tls);
+        var peer = ClientPeer.Of(context);
+        _exchange = new Exchange(Head, Body, Response, _options.DownstreamResponseTimeout, peer.ForwardedFor, index, peer.Tls);
     }
 
     /// <summary>The downstream of the latest exchange (none before the first one), named when a failed exchange is logged.</summary>

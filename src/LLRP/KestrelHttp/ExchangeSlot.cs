@@ -72,7 +72,7 @@ internal sealed class ExchangeSlot : IDisposable
             // Every listener served by Kestrel's HTTP layer sets it (KestrelFrontEnd): a connection without it is a bug.
             throw new InvalidOperationException("A request reached the proxy's application without its connection.");
         }
-        Exchange.Rebind(connection.ForwardedFor, connection.Tls);
+        Exchange.Rebind(connection.Peer.ForwardedFor, connection.Peer.Tls);
         Body.Bind(features.Get<IRequestBodyPipeFeature>()!.Reader);
         Response.Bind(features.Get<IHttpResponseFeature>()!, features.Get<IHttpResponseBodyFeature>()!.Writer);
         try

@@ -1,5 +1,4 @@
-using System.Net;
-using System.Text;
+using LLRP.Connections;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 
@@ -41,16 +40,12 @@ internal sealed class StreamConnection
     public StreamConnection(ConnectionContext context)
     {
         _context = context;
-        ForwardedFor = Encoding.ASCII.GetBytes((context.RemoteEndPoint as IPEndPoint)?.Address.ToString() ?? "unknown");
-        // Kestrel's TLS middleware (an https:// listener) puts its handshake feature on the connection.
-        Tls = context.Features.Get<ITlsHandshakeFeature>() is not null;
+        Peer = ClientPeer.Of(context);
         _windowStart = Environment.TickCount64;
     }
 
-    /// <summary>The client's address as ASCII, for X-Forwarded-For.</summary>
-    public byte[] ForwardedFor { get; }
-
-    public bool Tls { get; }
+    /// <summary>The client's address and whether it spoke TLS, for the fields the proxy adds.</summary>
+    public ClientPeer Peer { get; }
 
     /// <summary>Whether the connection is being closed for too many resets.</summary>
     public bool Closing => Volatile.Read(ref _closing) != 0;
