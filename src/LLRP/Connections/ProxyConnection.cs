@@ -262,11 +262,11 @@ internal sealed class ProxyConnection
                 Wait(Waiting.RequestHead, _options.RequestHeadersTimeout);
             }
         }
-        catch (Exception e) when (e is KestrelBadRequest or ProxyException)
+        catch (Exception e) when (ProxyErrors.IsRejection(e))
         {
             _input.AdvanceTo(buffer.End);
             _server.CountRejected();
-            _rejection = e is KestrelBadRequest bad ? ProxyErrors.FromRejectionStatus(bad.StatusCode) : ((ProxyException)e).Error;
+            _rejection = ProxyErrors.RejectionOf(e);
             return HeadStatus.Rejected;
         }
 
@@ -301,26 +301,15 @@ internal sealed class ProxyConnection
     private async Task FailExchangeAsync(Exception e)
     {
         _waiting = Waiting.Nothing;
-        var failure = _exchange.FailureOf(e);
-        var reason = failure.Error;
-        if (_context.ConnectionClosed.IsCancellationRequested || reason == ProxyError.ClientGone)
+        switch (_server.Fail(_exchange, e, _context.ConnectionClosed.IsCancellationRequested, Downstream, out var failure, out var status))
         {
-            _server.Failed.ClientGone();
-            return;
+            case FailedExchange.Abort:
+                _context.Abort(new ConnectionAbortedException("The downstream response could not be completed.", failure));
+                break;
+            case FailedExchange.Answer:
+                await Response.WriteErrorAsync(status);
+                break;
         }
-        if (Response.HasStarted)
-        {
-            _server.Failed.Aborted();
-            _server.ReportFailure(failure, 0, Downstream);
-            // RFC 9112 §6.3 / RFC 9110 §15.6: the response has begun and cannot be finished correctly, so the client
-            // must see an incomplete message, never a truncated one that looks whole.
-            _context.Abort(new ConnectionAbortedException("The downstream response could not be completed.", failure));
-            return;
-        }
-        var status = ProxyErrors.StatusCode(reason);
-        _server.Failed.Answered(status);
-        _server.ReportFailure(failure, status, Downstream);
-        await Response.WriteErrorAsync(status);
     }
 
     private void Wait(Waiting what, TimeSpan timeout)

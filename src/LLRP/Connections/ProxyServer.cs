@@ -8,6 +8,19 @@ using Microsoft.Extensions.Logging;
 
 namespace LLRP.Connections;
 
+/// <summary>What a front end does for a failed exchange (<see cref="ProxyServer.Fail"/>).</summary>
+internal enum FailedExchange
+{
+    /// <summary>The client went away: nothing to answer.</summary>
+    ClientGone,
+
+    /// <summary>The response has begun: abort the client's side (its connection, or its HTTP/2 stream).</summary>
+    Abort,
+
+    /// <summary>Nothing was sent: answer with the reason's status.</summary>
+    Answer,
+}
+
 /// <summary>
 /// The state every connection shares: options, the variant's forwarder factory, the one timer that enforces every
 /// timeout of every connection, and the counters the proxy reports about itself.
@@ -67,8 +80,35 @@ internal sealed class ProxyServer : IDisposable
         _connectionLog = loggers.CreateLogger("LLRP.Connections");
     }
 
+    /// <summary>
+    /// The one decision for a failed exchange, for every front end, counted and logged here: a client that went away
+    /// gets nothing (<see cref="FailedExchange.ClientGone"/>); a response that has begun cannot be finished correctly,
+    /// so the client must see an incomplete message, never a truncated one that looks whole (RFC 9112 §6.3, RFC 9110
+    /// §15.6: <see cref="FailedExchange.Abort"/>); otherwise the reason's status is the answer.
+    /// </summary>
+    public FailedExchange Fail(Exchange exchange, Exception e, bool clientGone, Uri? downstream, out ProxyException failure, out int status)
+    {
+        failure = exchange.FailureOf(e);
+        status = 0;
+        if (clientGone || failure.Error == ProxyError.ClientGone)
+        {
+            Failed.ClientGone();
+            return FailedExchange.ClientGone;
+        }
+        if (exchange.Response.HasStarted)
+        {
+            Failed.Aborted();
+            ReportFailure(failure, 0, downstream);
+            return FailedExchange.Abort;
+        }
+        status = ProxyErrors.StatusCode(failure.Error);
+        Failed.Answered(status);
+        ReportFailure(failure, status, downstream);
+        return FailedExchange.Answer;
+    }
+
     /// <summary>Logs a failure the downstream side caused (rate-limited; see <see cref="ExchangeFailureLog"/>).</summary>
-    public void ReportFailure(ProxyException failure, int answer, Uri? downstream)
+    private void ReportFailure(ProxyException failure, int answer, Uri? downstream)
     {
         if (ExchangeFailureLog.IsLogged(failure.Error))
         {

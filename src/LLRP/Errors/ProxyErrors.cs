@@ -29,8 +29,18 @@ internal static class ProxyErrors
         _ => FailureSide.Client,
     };
 
+    /// <summary>
+    /// The reason a request head was refused, whichever check refused it: the proxy's own rules (a
+    /// <see cref="ProxyException"/>) or Kestrel's request parser (its BadHttpRequestException, by its status).
+    /// </summary>
+    public static ProxyError RejectionOf(Exception e) =>
+        e is Microsoft.AspNetCore.Http.BadHttpRequestException bad ? FromRejectionStatus(bad.StatusCode) : ((ProxyException)e).Error;
+
+    /// <summary>Whether <paramref name="e"/> is a refused request head (<see cref="RejectionOf"/> can name its reason).</summary>
+    public static bool IsRejection(Exception e) => e is ProxyException or Microsoft.AspNetCore.Http.BadHttpRequestException;
+
     /// <summary>The reason behind a status chosen by Kestrel's request parser (its BadHttpRequestException).</summary>
-    public static ProxyError FromRejectionStatus(int statusCode) => statusCode switch
+    private static ProxyError FromRejectionStatus(int statusCode) => statusCode switch
     {
         405 => ProxyError.MethodNotAllowed,
         408 => ProxyError.RequestTimeout,

@@ -9,7 +9,6 @@ using LLRP.Exchanges;
 using LLRP.Http1;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
-using KestrelBadRequest = Microsoft.AspNetCore.Http.BadHttpRequestException;
 using KestrelVersion = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion;
 
 namespace LLRP.KestrelHttp;
@@ -81,12 +80,11 @@ internal sealed class ExchangeSlot : IDisposable
             {
                 FillHead(request, features.Get<IHttpRequestBodyDetectionFeature>()?.CanHaveBody ?? true);
             }
-            catch (Exception e) when (e is ProxyException or KestrelBadRequest)
+            catch (Exception e) when (ProxyErrors.IsRejection(e))
             {
                 // Answered on the stream, never forwarded; the connection carries on (RFC 9113 §8.1.1).
                 _server.CountRejected();
-                var error = e is KestrelBadRequest bad ? ProxyErrors.FromRejectionStatus(bad.StatusCode) : ((ProxyException)e).Error;
-                await Response.WriteErrorAsync(ProxyErrors.StatusCode(error));
+                await Response.WriteErrorAsync(ProxyErrors.StatusCode(ProxyErrors.RejectionOf(e)));
                 return;
             }
             if (lifetime.RequestAborted.IsCancellationRequested)
@@ -134,30 +132,23 @@ internal sealed class ExchangeSlot : IDisposable
     }
 
     /// <summary>
-    /// The exchange failed: answered with the reason's status while nothing was sent, else the stream is reset (an HTTP/1.1
-    /// connection of Kestrel's front end aborted), so the client sees an incomplete response, never a truncated one that
-    /// looks whole. The same decisions, counts and log as the raw front end's.
+    /// The exchange failed: <see cref="ProxyServer.Fail"/> decides, as for the raw front end; here an abort resets the
+    /// stream (an HTTP/1.1 connection of Kestrel's front end is aborted) and an answer goes on the stream.
     /// </summary>
     private async Task FailAsync(Exception e, IHttpRequestLifetimeFeature lifetime, StreamConnection connection)
     {
-        var failure = Exchange.FailureOf(e);
-        if (lifetime.RequestAborted.IsCancellationRequested || failure.Error == ProxyError.ClientGone)
+        switch (_server.Fail(Exchange, e, lifetime.RequestAborted.IsCancellationRequested, _downstreams.Current?.Address, out _, out var status))
         {
-            _server.Failed.ClientGone();
-            connection.StreamReset();
-            return;
+            case FailedExchange.ClientGone:
+                connection.StreamReset();
+                break;
+            case FailedExchange.Abort:
+                lifetime.Abort();
+                break;
+            case FailedExchange.Answer:
+                await Response.WriteErrorAsync(status);
+                break;
         }
-        if (Response.HasStarted)
-        {
-            _server.Failed.Aborted();
-            _server.ReportFailure(failure, 0, _downstreams.Current?.Address);
-            lifetime.Abort();
-            return;
-        }
-        var status = ProxyErrors.StatusCode(failure.Error);
-        _server.Failed.Answered(status);
-        _server.ReportFailure(failure, status, _downstreams.Current?.Address);
-        await Response.WriteErrorAsync(status);
     }
 
     /// <summary>

@@ -3,7 +3,6 @@ using System.Text;
 using LLRP.Errors;
 using LLRP.Http1;
 using LLRP.Tests.Infrastructure;
-using KestrelBadRequest = Microsoft.AspNetCore.Http.BadHttpRequestException;
 
 namespace LLRP.Tests.RequestSide;
 
@@ -27,12 +26,10 @@ public static class RequestSideDriver
     internal static readonly RequestLimits Options = new();
 
     /// <summary>The status a request-side exception answers with: the one place that knows the error model's types.</summary>
-    public static int StatusOf(Exception e) => e switch
-    {
-        ProxyException p when ProxyErrors.StatusCode(p.Error) != 0 => ProxyErrors.StatusCode(p.Error),
-        KestrelBadRequest k => ProxyErrors.StatusCode(ProxyErrors.FromRejectionStatus(k.StatusCode)),
-        _ => throw new Xunit.Sdk.XunitException($"the request side threw an exception that is not a rejection: {e}"),
-    };
+    public static int StatusOf(Exception e) =>
+        ProxyErrors.IsRejection(e) && ProxyErrors.StatusCode(ProxyErrors.RejectionOf(e)) is > 0 and var status
+            ? status
+            : throw new Xunit.Sdk.XunitException($"the request side threw an exception that is not a rejection: {e}");
 
     public static async Task<RequestOutcome> RunAsync(IEnumerable<byte[]> pieces)
     {
