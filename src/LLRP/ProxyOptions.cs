@@ -95,7 +95,7 @@ public sealed class ProxyOptions
     // 0.5 s without a connection opened, a request or an exchange in flight: a load that pauses that long has stopped
     // for now (a busy connection's requests are micro- to milliseconds apart), and an idle proxy then gives back what
     // its last burst left (IdleTrim), so that its memory one second after a burst is what its idle connections hold
-    // (analysis/results/20261128-*-idle-memory). At most once per 16 MiB allocated, which llhttp, allocating nothing
+    // (docs/methodology.md, "Decisions and their evidence"). At most once per 16 MiB allocated, which llhttp, allocating nothing
     // per request, reaches only through thousands of new connections. 0 turns it off.
     public TimeSpan IdleTrimAfter { get; init; } = TimeSpan.FromSeconds(0.5);
 

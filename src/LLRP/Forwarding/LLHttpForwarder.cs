@@ -19,8 +19,8 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
     // LLHttp sends a head and a body this small in one send; larger bodies stream through this buffer, rented for the
     // exchange only so an idle connection holds none. 64 KiB is YARP's stream copy buffer and loopback's segment; the
     // client side receives up to as much at once while a body streams in (EpollConnection's StreamingBufferLength), so
-    // a 100 KiB upload is two receives and two sends: 16 KiB buffers took 1.45 times its CPU per request and 4 KiB
-    // ones 3.3 times (analysis/results/20261128-2226-request-body-buffers-ab).
+    // a 100 KiB upload is two receives and two sends; smaller buffers cost several times its CPU per request
+    // (docs/methodology.md, "Decisions and their evidence").
     private const int SmallBodyLength = 4 * 1024;
     private const int BodyBufferLength = 64 * 1024;
 
