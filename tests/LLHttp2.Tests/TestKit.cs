@@ -5,7 +5,7 @@ namespace LLHttp2.Tests;
 /// <summary>Builds frames and feeds them to a reader at every split point, as the bytes of a connection arrive.</summary>
 internal static class TestKit
 {
-    public static byte[] Hex(string hex) => Convert.FromHexString(hex.Replace(" ", "", StringComparison.Ordinal).Replace("\n", "", StringComparison.Ordinal));
+    public static byte[] Hex(string hex) => Convert.FromHexString(hex.Replace(" ", "", StringComparison.Ordinal).Replace("\n", "", StringComparison.Ordinal).Replace("\r", "", StringComparison.Ordinal));
 
     public static string ToHex(ReadOnlySpan<byte> bytes) => Convert.ToHexString(bytes).ToLowerInvariant();
 
