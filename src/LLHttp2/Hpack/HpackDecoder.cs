@@ -1,6 +1,10 @@
 namespace LLHttp2.Hpack;
 
-/// <summary>Receives the fields of a decoded field block, in order. The spans are valid only during the call.</summary>
+/// <summary>
+/// Receives the fields of a decoded field block, in order. The spans are valid only during the call. A handler
+/// should not throw to refuse a field: the rest of the block would go undecoded and the dynamic table out of step with
+/// the peer's, so the connection could not go on; it records the refusal and the stream is reset after the block.
+/// </summary>
 public interface IHpackFieldHandler
 {
     /// <param name="name">The field name as the peer sent it (the decoder does not check HTTP field syntax; RFC 9113 §8.2.1 is the caller's).</param>
