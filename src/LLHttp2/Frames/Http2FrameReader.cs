@@ -10,9 +10,9 @@ namespace LLHttp2.Frames;
 /// ends); a stream error is thrown after its frame is consumed, so the caller resets the stream and reads on.
 /// </para>
 /// <para>
-/// What the reader does not know is left to the stream layer: stream states (§5.1), which side may send what
-/// (PUSH_PROMISE to a server), flow-control windows (§6.9), and the DATA padding bytes' value (§6.1 lets a receiver
-/// ignore it). The deprecated priority fields of HEADERS and PRIORITY are parsed for their size and ignored (§5.3.2).
+/// What the reader does not know is left to the connection: stream states (§5.1, <see cref="Streams.Http2StreamStateMachine"/>),
+/// flow-control windows (§6.9, <see cref="FlowControl.Http2ReceiveWindow"/>), which side may send what (PUSH_PROMISE
+/// to a server), and the DATA padding bytes' value (§6.1 lets a receiver ignore it). The deprecated priority fields of HEADERS and PRIORITY are parsed for their size and ignored (§5.3.2).
 /// </para>
 /// </summary>
 public sealed class Http2FrameReader

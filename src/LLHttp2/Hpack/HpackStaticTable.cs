@@ -70,6 +70,21 @@ public static class HpackStaticTable
         ("www-authenticate"u8.ToArray(), []),
     ];
 
+    // The indexes (0-based) of the entries by name length, so that a lookup compares only names of the right length.
+    private static readonly int[][] s_byNameLength = BuildByNameLength();
+
+    private static int[][] BuildByNameLength()
+    {
+        int longest = s_entries.Max(e => e.Name.Length);
+        var byLength = new int[longest + 1][];
+        for (int length = 0; length <= longest; length++)
+        {
+            byLength[length] = Enumerable.Range(0, s_entries.Length).Where(i => s_entries[i].Name.Length == length).ToArray();
+        }
+
+        return byLength;
+    }
+
     /// <summary>The name of entry <paramref name="index"/> (1..61).</summary>
     public static ReadOnlySpan<byte> GetName(int index) => s_entries[index - 1].Name;
 
@@ -78,15 +93,21 @@ public static class HpackStaticTable
 
     /// <summary>
     /// The index of the entry with this name and value (<paramref name="exact"/> true), or else of the first entry with
-    /// this name (exact false); 0 when no entry has the name. A linear scan of 61 entries with the length compared first.
+    /// this name (exact false); 0 when no entry has the name. Only the entries whose name has this length are compared.
     /// </summary>
     public static int Find(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, out bool exact)
     {
+        exact = false;
+        if (name.Length >= s_byNameLength.Length)
+        {
+            return 0;
+        }
+
         int nameIndex = 0;
-        for (int i = 0; i < s_entries.Length; i++)
+        foreach (int i in s_byNameLength[name.Length])
         {
             var entry = s_entries[i];
-            if (entry.Name.Length != name.Length || !name.SequenceEqual(entry.Name))
+            if (!name.SequenceEqual(entry.Name))
             {
                 continue;
             }
@@ -103,7 +124,6 @@ public static class HpackStaticTable
             }
         }
 
-        exact = false;
         return nameIndex;
     }
 }

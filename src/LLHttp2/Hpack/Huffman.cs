@@ -5,15 +5,14 @@ namespace LLHttp2.Hpack;
 /// with the symbol; every length's codes follow the shorter ones), so it is fully given by each symbol's code length:
 /// the table below is Appendix B's "len" column, and the codes are rebuilt from it once (the tests check them against
 /// Appendix B's published codes, and that the lengths fill the code space exactly, Kraft's equality).
-/// Decoding reads up to 64 bits at a time and finds each code's length by comparing the left-aligned bits with the
-/// first code of each length; nothing is allocated per string.
+/// Decoding reads up to 64 bits at a time; a code of at most 8 bits is looked up by the next 8 bits, a longer one found
+/// by comparing the left-aligned bits with the first code of each length. Nothing is allocated per string.
 /// </summary>
 public static class Huffman
 {
     /// <summary>The end-of-string symbol (30 ones), never valid inside a string (§5.2).</summary>
     public const int Eos = 256;
 
-    private const int MinCodeLength = 5;
     private const int MaxCodeLength = 30;
 
     // RFC 7541 Appendix B, the code length of each symbol 0..255 and EOS (256).
@@ -47,6 +46,10 @@ public static class Huffman
     private static readonly int[] s_firstIndex = new int[MaxCodeLength + 1];
     private static readonly ulong[] s_limit = new ulong[MaxCodeLength + 1];
 
+    // The codes of at most 8 bits (every digit, letter and most punctuation) by their first 8 bits: the symbol in the
+    // low 9 bits and the length above, 0 for a longer code, which the per-length search finds.
+    private static readonly ushort[] s_short = new ushort[256];
+
 #pragma warning disable CA1810 // the tables are computed from one another; a static constructor says so in one place
     static Huffman()
 #pragma warning restore CA1810
@@ -72,6 +75,19 @@ public static class Huffman
         }
 
         Debug.Assert(index == 257 && s_limit[MaxCodeLength] == 1UL << 32);
+
+        for (int symbol = 0; symbol < lengths.Length; symbol++)
+        {
+            int length = lengths[symbol];
+            if (length <= 8)
+            {
+                int first = (int)s_codes[symbol] << (8 - length);
+                for (int i = 0; i < 1 << (8 - length); i++)
+                {
+                    s_short[first + i] = (ushort)((length << 9) | symbol);
+                }
+            }
+        }
     }
 
     /// <summary>The code of a symbol 0..256, right-aligned, as Appendix B's "code as hex" column.</summary>
@@ -146,10 +162,16 @@ public static class Huffman
             }
 
             uint window = bits >= 32 ? (uint)(accumulator >> (bits - 32)) : (uint)(accumulator << (32 - bits));
-            int length = MinCodeLength;
-            while (window >= s_limit[length])
+            int entry = s_short[window >> 24];
+            int length = entry >> 9;
+            int symbol = entry & 0x1FF;
+            if (entry == 0)
             {
-                length++;
+                length = 9;
+                while (window >= s_limit[length])
+                {
+                    length++;
+                }
             }
 
             if (length > bits)
@@ -159,7 +181,10 @@ public static class Huffman
                 break;
             }
 
-            int symbol = s_symbolsInCodeOrder[s_firstIndex[length] + (int)((window >> (32 - length)) - s_firstCode[length])];
+            if (entry == 0)
+            {
+                symbol = s_symbolsInCodeOrder[s_firstIndex[length] + (int)((window >> (32 - length)) - s_firstCode[length])];
+            }
             if (symbol == Eos)
             {
                 Http2Throw.CompressionError("Huffman-encoded string holds EOS");
