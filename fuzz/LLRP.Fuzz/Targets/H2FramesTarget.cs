@@ -8,8 +8,8 @@ namespace LLRP.Fuzz.Targets;
 /// <summary>
 /// LLHttp2's frame reader over arbitrary bytes, read as one buffer and as pieces arriving one after another (the unread
 /// rest kept as a multi-segment sequence, as a pipe hands it over). Both readings must give the same frames, stream
-/// errors and final verdict; every frame must keep within its header's length and the frame size, and a SETTINGS
-/// frame's pairs must read.
+/// errors and final verdict; every frame must keep within its header's length and the frame size, a SETTINGS
+/// frame's pairs must read, and a frame of a type the writers produce, written again, must read back the same.
 /// </summary>
 internal static class H2FramesTarget
 {
@@ -80,6 +80,69 @@ internal static class H2FramesTarget
             Finding.Check(pairs * 6 == header.Length, $"{header} gave {pairs} pairs.");
         }
 
-        return $"{header}:{Convert.ToHexString(frame.Payload.ToArray())}:{frame.PingData:x}";
+        var description = $"{header}:{Convert.ToHexString(frame.Payload.ToArray())}:{frame.PingData:x}";
+        CheckRewrite(frame);
+        return description;
+    }
+
+    /// <summary>
+    /// The writers' differential: a frame of a type the writers produce, written again from what the reader made of
+    /// it, reads back as the same frame (padding and priority fields, which the writers never send, aside).
+    /// </summary>
+    private static void CheckRewrite(in Http2Frame frame)
+    {
+        var writer = new ArrayBufferWriter<byte>();
+        var payload = frame.Payload.ToArray();
+        switch (frame.Type)
+        {
+            case Http2FrameType.Data:
+                Http2FrameWriter.WriteData(writer, frame.StreamId, payload, frame.EndStream);
+                break;
+            case Http2FrameType.Headers when frame.EndHeaders:
+                Http2FrameWriter.WriteHeaders(writer, frame.StreamId, payload, frame.EndStream, 16384);
+                break;
+            case Http2FrameType.RstStream:
+                Http2FrameWriter.WriteRstStream(writer, frame.StreamId, frame.ErrorCode);
+                break;
+            case Http2FrameType.Settings when frame.IsAck:
+                Http2FrameWriter.WriteSettingsAck(writer);
+                break;
+            case Http2FrameType.Settings:
+                var pairs = new List<Http2Setting>();
+                var settings = frame.GetSettings();
+                while (settings.TryRead(out var setting))
+                {
+                    pairs.Add(setting);
+                }
+
+                Http2FrameWriter.WriteSettings(writer, pairs.ToArray());
+                break;
+            case Http2FrameType.Ping:
+                Http2FrameWriter.WritePing(writer, frame.PingData, frame.IsAck);
+                break;
+            case Http2FrameType.GoAway:
+                Http2FrameWriter.WriteGoAway(writer, frame.LastStreamId, frame.ErrorCode, payload);
+                break;
+            case Http2FrameType.WindowUpdate:
+                Http2FrameWriter.WriteWindowUpdate(writer, frame.StreamId, frame.WindowSizeIncrement);
+                break;
+            default:
+                return;
+        }
+
+        var buffer = new ReadOnlySequence<byte>(writer.WrittenMemory);
+        Finding.Check(new Http2FrameReader().TryReadFrame(ref buffer, out var again) && buffer.IsEmpty, $"{frame.Header} written again does not read back as one frame.");
+        // Only the flags that mean something for the type survive (RFC 9113 §4.1: the others are ignored, sent as 0).
+        var flags = frame.Type switch
+        {
+            Http2FrameType.Data => Http2FrameFlags.EndStream,
+            Http2FrameType.Headers => Http2FrameFlags.EndStream | Http2FrameFlags.EndHeaders,
+            Http2FrameType.Settings or Http2FrameType.Ping => Http2FrameFlags.Ack,
+            _ => Http2FrameFlags.None,
+        };
+        Finding.Check(
+            again.Type == frame.Type && again.StreamId == frame.StreamId && again.PingData == frame.PingData
+                && (again.Header.Flags & flags) == (frame.Header.Flags & flags) && again.Payload.ToArray().AsSpan().SequenceEqual(payload),
+            $"{frame.Header} written again reads back as {again.Header}.");
     }
 }
