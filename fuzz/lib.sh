@@ -6,7 +6,7 @@ ROOT="$(dirname "$FUZZ_DIR")"
 ARTIFACTS="$ROOT/artifacts/fuzz"
 BUILD="$ARTIFACTS/build"
 INSTRUMENTED="$ARTIFACTS/instrumented"
-TARGETS=(request-head request-body response host command-line differential)
+TARGETS=(request-head request-body response host command-line differential h2-frames hpack)
 
 # afl-fuzz's per-input timeout in ms. A target's run is microseconds once the .NET runtime has jitted it; 2 s leaves
 # room for a loaded shared machine, and anything slower is a hang worth triage.
@@ -17,6 +17,7 @@ dict_of() {
   case "$1" in
     host) echo "$FUZZ_DIR/dict/host.dict" ;;
     command-line) echo "$FUZZ_DIR/dict/command-line.dict" ;;
+    h2-frames | hpack) echo "$FUZZ_DIR/dict/h2.dict" ;;
     *) echo "$FUZZ_DIR/dict/http.dict" ;;
   esac
 }
@@ -33,7 +34,7 @@ ensure_afl() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq afl++ > /dev/null
 }
 
-# Builds the fuzz project and instruments a fresh copy of the assemblies under test, LLRP and LLHttp, with SharpFuzz
+# Builds the fuzz project and instruments a fresh copy of the assemblies under test, LLRP, LLHttp and LLHttp2, with SharpFuzz
 # (the tool pinned in .config/dotnet-tools.json). LLRP.Fuzz itself stays uninstrumented: its Main runs before the
 # fork server maps afl's coverage memory, and instrumented code there would write to no memory at all. SharpFuzz
 # refuses an assembly it already instrumented, so the build output is never instrumented in place.
@@ -43,7 +44,7 @@ build_instrumented() {
   dotnet build "$FUZZ_DIR/LLRP.Fuzz/LLRP.Fuzz.csproj" -c Release -nologo -v quiet -o "$BUILD"
   rm -rf "$INSTRUMENTED"
   cp -r "$BUILD" "$INSTRUMENTED"
-  for assembly in LLRP.dll LLHttp.dll; do
+  for assembly in LLRP.dll LLHttp.dll LLHttp2.dll; do
     (cd "$ROOT" && dotnet sharpfuzz "$INSTRUMENTED/$assembly" > /dev/null)
   done
 }

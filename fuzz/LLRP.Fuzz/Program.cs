@@ -21,6 +21,8 @@ public static class Program
         ["host"] = HostTarget.Run,
         ["command-line"] = CommandLineTarget.Run,
         ["differential"] = DifferentialTarget.Run,
+        ["h2-frames"] = H2FramesTarget.Run,
+        ["hpack"] = HpackTarget.Run,
     };
 
     public static int Main(string[] args)

@@ -1,0 +1,74 @@
+using LLHttp2.Frames;
+using LLHttp2.Hpack;
+using static LLHttp2.Tests.TestKit;
+
+namespace LLHttp2.Tests;
+
+/// <summary>The steady state allocates nothing: frames read, field blocks decoded and encoded, frames written.</summary>
+public class AllocationTests
+{
+    private struct NoOpHandler : IHpackFieldHandler
+    {
+        public int Count;
+
+        public void OnField(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, bool neverIndexed) => Count += name.Length + value.Length;
+    }
+
+    [Fact]
+    public void Reading_writing_decoding_and_encoding_allocate_nothing()
+    {
+        var frames = Concat(
+            Frame(Http2FrameType.Headers, Http2FrameFlags.Padded, 1, Concat([2], Hex("8286 8441 8cf1 e3c2 e5f2 3a6b a0ab 90f4 ff"), [0, 0])),
+            Frame(Http2FrameType.Continuation, Http2FrameFlags.EndHeaders, 1, 0x82),
+            Frame(Http2FrameType.Settings, 0, 0, 0, 4, 0, 1, 0, 0),
+            Frame(Http2FrameType.Ping, 0, 0, new byte[8]),
+            Frame(Http2FrameType.WindowUpdate, 0, 1, 0, 0, 1, 0));
+        var sequence = Sequence([frames[..5], frames[5..30], frames[30..]]);
+        var reader = new Http2FrameReader();
+        var decoder = new HpackDecoder();
+        var encoder = new HpackEncoder();
+        var block = Hex("8287 85bf 4088 25a8 49e9 5ba9 7d7f 8925 a849 e95b b8e8 b4bf");
+        Decode(decoder, Hex("8286 8441 8cf1 e3c2 e5f2 3a6b a0ab 90f4 ff 8286 84be 5886 a8eb 1064 9cbf"));
+        var output = new byte[4096];
+
+        void Once()
+        {
+            var buffer = sequence;
+            while (reader.TryReadFrame(ref buffer, out var frame))
+            {
+                if (frame.Type == Http2FrameType.Settings)
+                {
+                    var settings = frame.GetSettings();
+                    while (settings.TryRead(out _))
+                    {
+                    }
+                }
+            }
+
+            var handler = new NoOpHandler();
+            decoder.Decode(block, ref handler);
+            int written = encoder.BeginBlock(output);
+            encoder.TryEncode(":authority"u8, "www.example.com"u8, output.AsSpan(written), out int n);
+            written += n;
+            encoder.TryEncode("x-request-id"u8, "0123456789"u8, output.AsSpan(written), out n);
+            written += n;
+            Http2FrameWriter.WriteHeaders(output.AsSpan(1024), 1, output.AsSpan(0, written), endStream: true, 16384);
+            Http2FrameWriter.WriteWindowUpdate(output.AsSpan(2048), 0, 100);
+        }
+
+        Once();
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        for (int i = 0; i < 100; i++)
+        {
+            Once();
+        }
+
+        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+    }
+
+    private static void Decode(HpackDecoder decoder, byte[] block)
+    {
+        var handler = new NoOpHandler();
+        decoder.Decode(block, ref handler);
+    }
+}

@@ -1,0 +1,1 @@
+global using System.Buffers;
