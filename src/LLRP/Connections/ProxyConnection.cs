@@ -108,6 +108,8 @@ internal sealed class ProxyConnection
     public async Task RunAsync()
     {
         using var closed = WatchClientClosed();
+        // What the connection's end sends (ConnectionClose): a graceful close unless the loop aborted the connection.
+        var ending = ConnectionEnding.Close;
         try
         {
             // One async method for the connection's life: its awaits reuse one state machine, request after request.
@@ -147,7 +149,7 @@ internal sealed class ProxyConnection
                 }
                 catch (Exception e)
                 {
-                    await FailExchangeAsync(e);
+                    ending = await FailExchangeAsync(e);
                     return;
                 }
                 _inExchange = false;
@@ -162,7 +164,8 @@ internal sealed class ProxyConnection
         }
         catch (Exception e) when (e is IOException or ConnectionResetException or OperationCanceledException or ObjectDisposedException)
         {
-            // The client went away: nothing left to answer.
+            // The client went away: nothing left to answer, and no one to send a close to.
+            ending = ConnectionEnding.Abort;
         }
         catch (Exception e) when (_server.LogUnhandled(e, _context.ConnectionId))
         {
@@ -177,6 +180,8 @@ internal sealed class ProxyConnection
             Head.Reset();
             _forwarder.Dispose();
             _exchange.Dispose();
+            // Last, with everything the exchange held given back: a close that waits for the client holds nothing else.
+            await ConnectionClose.EndAsync(_context, ending);
         }
     }
 
@@ -301,9 +306,9 @@ internal sealed class ProxyConnection
 
     /// <summary>
     /// The exchange failed: answer with the reason's status while nothing was sent, else abort the client connection.
-    /// The connection ends either way.
+    /// The connection ends either way, as the returned ending says.
     /// </summary>
-    private async Task FailExchangeAsync(Exception e)
+    private async Task<ConnectionEnding> FailExchangeAsync(Exception e)
     {
         _waiting = Waiting.Nothing;
         var failure = _exchange.FailureOf(e);
@@ -311,7 +316,7 @@ internal sealed class ProxyConnection
         if (_context.ConnectionClosed.IsCancellationRequested || reason == ProxyError.ClientGone)
         {
             _server.Failed.ClientGone();
-            return;
+            return ConnectionEnding.Abort;
         }
         if (Response.HasStarted)
         {
@@ -320,12 +325,13 @@ internal sealed class ProxyConnection
             // RFC 9112 §6.3 / RFC 9110 §15.6: the response has begun and cannot be finished correctly, so the client
             // must see an incomplete message, never a truncated one that looks whole.
             _context.Abort(new ConnectionAbortedException("The downstream response could not be completed.", failure));
-            return;
+            return ConnectionEnding.Abort;
         }
         var status = ProxyErrors.StatusCode(reason);
         _server.Failed.Answered(status);
         _server.ReportFailure(failure, status, Downstream);
         await Response.WriteErrorAsync(status);
+        return ConnectionEnding.Close;
     }
 
     private void Wait(Waiting what, TimeSpan timeout)
