@@ -130,6 +130,8 @@ internal sealed class ProxyConnection
                         _server.Failed.Answered(ProxyErrors.StatusCode(_rejection));
                     }
                     await Response.WriteErrorAsync(ProxyErrors.StatusCode(_rejection));
+                    // The rest of the head, or a body, may still be on its way.
+                    ending = ConnectionEnding.Linger;
                 }
                 if (status != HeadStatus.Complete)
                 {
@@ -158,6 +160,7 @@ internal sealed class ProxyConnection
                 // (RFC 9110 §15.5). A stopping host closes each connection once its exchange is done (RFC 9112 §9.6).
                 if (Response.MustClose || _server.Stopping || (!Body.IsComplete && !await DrainBodyAsync()))
                 {
+                    ending = Body.IsComplete ? ConnectionEnding.Close : ConnectionEnding.Linger;
                     return;
                 }
             }
@@ -181,7 +184,7 @@ internal sealed class ProxyConnection
             _forwarder.Dispose();
             _exchange.Dispose();
             // Last, with everything the exchange held given back: a close that waits for the client holds nothing else.
-            await ConnectionClose.EndAsync(_context, ending);
+            await ConnectionClose.EndAsync(_context, ending, _server);
         }
     }
 
@@ -331,7 +334,9 @@ internal sealed class ProxyConnection
         _server.Failed.Answered(status);
         _server.ReportFailure(failure, status, Downstream);
         await Response.WriteErrorAsync(status);
-        return ConnectionEnding.Close;
+        // Answered before the body ended (a bad chunk, a body over maxRequestBodySize, a downstream that failed first):
+        // the client may still be sending it.
+        return Body.IsComplete ? ConnectionEnding.Close : ConnectionEnding.Linger;
     }
 
     private void Wait(Waiting what, TimeSpan timeout)

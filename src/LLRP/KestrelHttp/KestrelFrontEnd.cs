@@ -122,7 +122,7 @@ internal static class KestrelFrontEnd
             await next(context);
             // Kestrel's HTTP layer is done (its last response sent, or GOAWAY and the streams in flight): the raw handler
             // ends its connections in its own loop, these end here, the same way.
-            await ConnectionClose.EndAsync(context, ConnectionEnding.Close);
+            await ConnectionClose.EndAsync(context, ConnectionEnding.Close, server);
         };
     }
 
