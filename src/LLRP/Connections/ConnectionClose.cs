@@ -103,7 +103,9 @@ internal static class ConnectionClose
             var result = await input.ReadAsync(wait.Token);
             discarded += result.Buffer.Length;
             input.AdvanceTo(result.Buffer.End);
-            if (result.IsCompleted || result.IsCanceled || discarded >= options.LingeringMaxBytes)
+            // A canceled result is not the linger's (its own end is the token's): the request loop's timeout may have
+            // cancelled a read that was not pending then (CancelPendingRead cancels the next one), as a 408 does.
+            if (result.IsCompleted || discarded >= options.LingeringMaxBytes)
             {
                 return;
             }
