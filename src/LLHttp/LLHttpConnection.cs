@@ -859,7 +859,17 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         }
 
         bool idle = !_active;
-        Abort();
+        if (idle && !_aborted)
+        {
+            // Between exchanges nothing is pending: a graceful close (TLS: close_notify before the FIN).
+            _aborted = true;
+            _reusable = false;
+            _transport.Close();
+        }
+        else
+        {
+            Abort();
+        }
         _disposed = true;
         _gate.Dispose();
         _sendGate.Dispose();

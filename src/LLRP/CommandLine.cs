@@ -45,6 +45,9 @@ public static class CommandLine
         new("maxResponseHeadersTotalSize", "65536", "largest downstream response head in bytes; larger: 502 (SocketsHttpHandler's default)"),
         new("requestHeadersTimeout", "30", "seconds for a started request head to complete; then 408 and close (Kestrel's default)"),
         new("keepAliveTimeout", "130", "seconds an idle client connection is kept (Kestrel's default)"),
+        new("lingeringTime", "30", "a connection closed with unread input (an error answer, a body not read): at most this many seconds of reading and discarding after its FIN; 0 closes at once (nginx's lingering_time)"),
+        new("lingeringTimeout", "5", "that lingering close ends once the client sends nothing for this many seconds (nginx's lingering_timeout)"),
+        new("lingeringMaxBytes", "30000000", "that lingering close ends after discarding this many bytes (maxRequestBodySize's default)"),
         new("downstreamConnectTimeout", "15", "seconds to connect downstream; then 502 (YARP's default)"),
         new("downstreamResponseTimeout", "100", "seconds without a response head (504) or body progress (abort) (YARP's default)"),
         new("downstreamIdleTimeout", "60", "llhttp: seconds an idle downstream connection is kept (SocketsHttpHandler's PooledConnectionIdleTimeout)"),
@@ -119,6 +122,9 @@ public static class CommandLine
         var maxResponseHeadersTotalSize = Int(config, "maxResponseHeadersTotalSize", 64 * 1024, 256, 1024 * 1024);
         var requestHeadersTimeout = Seconds(config, "requestHeadersTimeout", 30);
         var keepAliveTimeout = Seconds(config, "keepAliveTimeout", 130);
+        var lingeringTime = Seconds(config, "lingeringTime", 30, allowZero: true);
+        var lingeringTimeout = Seconds(config, "lingeringTimeout", 5);
+        var lingeringMaxBytes = Long(config, "lingeringMaxBytes", 30_000_000, 0, long.MaxValue);
         var downstreamConnectTimeout = Seconds(config, "downstreamConnectTimeout", 15);
         var downstreamResponseTimeout = Seconds(config, "downstreamResponseTimeout", 100);
         var downstreamIdleTimeout = Seconds(config, "downstreamIdleTimeout", 60);
@@ -175,6 +181,9 @@ public static class CommandLine
             MaxResponseHeadersTotalSize = maxResponseHeadersTotalSize,
             RequestHeadersTimeout = requestHeadersTimeout,
             KeepAliveTimeout = keepAliveTimeout,
+            LingeringTime = lingeringTime,
+            LingeringTimeout = lingeringTimeout,
+            LingeringMaxBytes = lingeringMaxBytes,
             DownstreamConnectTimeout = downstreamConnectTimeout,
             DownstreamResponseTimeout = downstreamResponseTimeout,
             DownstreamIdleTimeout = downstreamIdleTimeout,

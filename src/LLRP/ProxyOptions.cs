@@ -78,6 +78,20 @@ public sealed class ProxyOptions
     // Matches Kestrel's KeepAliveTimeout (130 s): idle client connections between requests are closed.
     public TimeSpan KeepAliveTimeout { get; init; } = TimeSpan.FromSeconds(130);
 
+    // nginx's lingering_time (30 s): a connection the proxy closes with unread input (an error answer before the request
+    // ended, a body it did not read) sends its FIN after the last response byte and reads and discards what the client
+    // still sends for at most this long before it closes (ConnectionClose), so that the close finds no unread input and
+    // the kernel's reset does not destroy the response before the client reads it. 0 closes at once.
+    public TimeSpan LingeringTime { get; init; } = TimeSpan.FromSeconds(30);
+
+    // nginx's lingering_timeout (5 s): that lingering close ends as soon as the client sends nothing for this long (a
+    // client that read the response and is done sends its FIN much sooner).
+    public TimeSpan LingeringTimeout { get; init; } = TimeSpan.FromSeconds(5);
+
+    // maxRequestBodySize's default (30,000,000, Kestrel's MaxRequestBodySize): that lingering close ends after discarding
+    // this many bytes, about what the proxy would have read had it accepted the request. nginx bounds it by time only.
+    public long LingeringMaxBytes { get; init; } = 30_000_000;
+
     // Matches YARP's ForwarderHttpClientFactory ConnectTimeout (15 s); failing to connect is a 502.
     public TimeSpan DownstreamConnectTimeout { get; init; } = TimeSpan.FromSeconds(15);
 
@@ -156,7 +170,8 @@ public sealed class ProxyOptions
             $"maxRequestLineSize={Limits.MaxRequestLineSize} maxRequestHeadersTotalSize={Limits.MaxRequestHeadersTotalSize} " +
             $"maxRequestHeaderCount={Limits.MaxRequestHeaderCount} maxRequestBodySize={Limits.MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
-            $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
+            $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s lingeringTime={LingeringTime.TotalSeconds}s lingeringTimeout={LingeringTimeout.TotalSeconds}s " +
+            $"lingeringMaxBytes={LingeringMaxBytes} downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
             $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s downstreamReceiveBuffer={DownstreamReceiveBuffer} downstreamShareAfter={DownstreamShareAfter.TotalSeconds}s idleTrimAfter={IdleTrimAfter.TotalSeconds}s inlineScheduling={InlineScheduling} socketEngine={SocketEngine.ToString().ToLowerInvariant()} engineThreads={EngineThreads} " +
             $"loadBalancing={Balancing.LoadBalancing} passiveHealthReactivationPeriod={Balancing.PassiveHealthReactivationPeriod.TotalSeconds}s " +
             $"{DescribeHealthChecks()} shutdownTimeout={ShutdownTimeout.TotalSeconds}s statsInterval={StatsInterval.TotalSeconds}s statsWindow={StatsWindow.TotalSeconds}s " +

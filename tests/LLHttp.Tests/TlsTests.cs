@@ -48,6 +48,27 @@ public sealed class TlsTests
         Assert.Equal(LLHttpError.TlsHandshakeFailed, e.Error);
     }
 
+    [Theory]
+    [MemberData(nameof(Engines))]
+    public async Task An_idle_connection_closes_with_close_notify_and_an_aborted_one_without(LLHttpSocketEngine engine)
+    {
+        await using var server = await OpenSslServer.StartAsync(connections: 2, www: false);
+        var tls = server.TrustingClientOptions();
+        var options = new LLHttpOptions { SocketEngine = engine };
+        using var cancel = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+
+        var idle = await LLHttpConnection.ConnectAsync(server.EndPoint, tls, options, cancel.Token);
+        idle.Dispose();
+        var aborted = await LLHttpConnection.ConnectAsync(server.EndPoint, tls, options, cancel.Token);
+        aborted.Abort();
+        aborted.Dispose();
+        var output = await server.OutputAsync();
+
+        // s_server -msg prints each alert it receives ("<<<"); the idle connection's is the only one.
+        var received = output.Split('\n').Where(l => l.StartsWith("<<< ", StringComparison.Ordinal) && l.Contains("close_notify", StringComparison.Ordinal));
+        Assert.True(received.Count() == 1, output);
+    }
+
     private static async Task<string> GetStatusPageAsync(EndPoint endPoint, SslClientAuthenticationOptions tls, LLHttpOptions options)
     {
         using var cancel = new CancellationTokenSource(TimeSpan.FromSeconds(10));
@@ -91,7 +112,11 @@ public sealed class TlsTests
             return new SslClientAuthenticationOptions { TargetHost = "localhost", CertificateChainPolicy = policy };
         }
 
-        public static async Task<OpenSslServer> StartAsync(int connections)
+        /// <summary>
+        /// <paramref name="www"/>: answer each connection with the status page and close it; otherwise (-msg) keep it
+        /// open and print every TLS message received, until the client closes.
+        /// </summary>
+        public static async Task<OpenSslServer> StartAsync(int connections, bool www = true)
         {
             var folder = Directory.CreateTempSubdirectory("llhttp-tls-").FullName;
             using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
@@ -105,7 +130,7 @@ public sealed class TlsTests
 
             var start = new ProcessStartInfo("openssl")
             {
-                ArgumentList = { "s_server", "-accept", "127.0.0.1:0", "-cert", "cert.pem", "-key", "key.pem", "-www", "-naccept", connections.ToString(CultureInfo.InvariantCulture) },
+                ArgumentList = { "s_server", "-accept", "127.0.0.1:0", "-cert", "cert.pem", "-key", "key.pem", www ? "-www" : "-msg", "-naccept", connections.ToString(CultureInfo.InvariantCulture) },
                 WorkingDirectory = folder,
                 RedirectStandardOutput = true,
                 RedirectStandardError = true,
@@ -123,6 +148,15 @@ public sealed class TlsTests
             }
             process.Kill();
             throw new InvalidOperationException($"openssl s_server did not start: {await process.StandardError.ReadToEndAsync()}");
+        }
+
+        /// <summary>What s_server printed after it started listening, once it served its connections and exited.</summary>
+        public async Task<string> OutputAsync()
+        {
+            using var cancel = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+            var output = await _process.StandardOutput.ReadToEndAsync(cancel.Token);
+            await _process.WaitForExitAsync(cancel.Token);
+            return output;
         }
 
         public async ValueTask DisposeAsync()

@@ -8,7 +8,10 @@ using Xunit;
 
 namespace LLRP.Tests;
 
-/// <summary>The epoll transport's input (Transport/EpollConnection.Reader.cs): how large its receives are.</summary>
+/// <summary>
+/// The epoll transport (Transport/EpollConnection*.cs): how large its input's receives are, its end points and id, and
+/// the half-close of its output.
+/// </summary>
 public sealed class EpollTransportTests
 {
     [Fact]
@@ -65,6 +68,51 @@ public sealed class EpollTransportTests
         connection.Abort(new Microsoft.AspNetCore.Connections.ConnectionAbortedException("test"));
         Assert.Null(connection.RemoteEndPoint);
         await connection.DisposeAsync();
+    }
+
+    [Fact]
+    public async Task Closing_the_output_alone_sends_a_fin_after_the_flushed_bytes_and_keeps_reading()
+    {
+        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listener.Listen();
+        using var client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await client.ConnectAsync(listener.LocalEndPoint!);
+        await using var connection = new EpollConnection(await listener.AcceptAsync(), MemoryPool<byte>.Shared, inlineScheduling: false);
+        using var cap = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+
+        await connection.Transport.Output.WriteAsync("last response"u8.ToArray(), cap.Token);
+        Assert.True(connection.CloseOutput());
+        // Written after the half-close: dropped, and the flush says the output is done.
+        Assert.True((await connection.Transport.Output.WriteAsync("dropped"u8.ToArray(), cap.Token)).IsCompleted);
+
+        // The client reads the flushed bytes, then the FIN.
+        var received = new byte[64];
+        var length = 0;
+        int read;
+        while ((read = await client.ReceiveAsync(received.AsMemory(length), cap.Token)) > 0)
+        {
+            length += read;
+        }
+        Assert.Equal("last response", System.Text.Encoding.ASCII.GetString(received, 0, length));
+
+        // The connection still reads what the client sends, up to the client's own FIN.
+        await client.SendAsync("still sending"u8.ToArray(), cap.Token);
+        client.Shutdown(SocketShutdown.Send);
+        var input = connection.Transport.Input;
+        var total = 0L;
+        while (true)
+        {
+            var result = await input.ReadAsync(cap.Token);
+            total += result.Buffer.Length;
+            input.AdvanceTo(result.Buffer.End);
+            if (result.IsCompleted)
+            {
+                break;
+            }
+        }
+        Assert.Equal("still sending".Length, total);
+        Assert.False(connection.CloseOutput());
     }
 
     private static async Task SendAndWaitUntilReceivable(Socket client, Socket accepted, byte[] bytes)

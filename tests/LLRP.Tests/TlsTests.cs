@@ -190,6 +190,34 @@ public sealed class TlsTests
         Assert.DoesNotContain("verify return:1", text[renegotiation..], StringComparison.Ordinal);
     }
 
+    // docs/request-side.md: a ChaCha20-Poly1305 suite is offered over TLS 1.3, not over TLS 1.2 (the runtime's default
+    // list; a CipherSuitesPolicy that added it would turn off the cached SSL_CTX and with it session resumption). The
+    // suite's certificates are ECDSA: the TLS 1.2 suites are ECDHE-ECDSA ones.
+    [Theory]
+    [InlineData("-tls1_3", "-ciphersuites", "TLS_CHACHA20_POLY1305_SHA256", true)]
+    [InlineData("-tls1_2", "-cipher", "ECDHE-ECDSA-CHACHA20-POLY1305", false)]
+    [InlineData("-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-GCM-SHA256", true)]
+    public async Task Chacha20_is_offered_over_tls13_and_not_over_tls12(string version, string option, string suite, bool offered)
+    {
+        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), [], unreachableDownstream: false, tls: true);
+        var start = new System.Diagnostics.ProcessStartInfo("openssl")
+        {
+            ArgumentList = { "s_client", "-connect", $"127.0.0.1:{proxy.Url.Port}", version, option, suite, "-CAfile", TestCertificates.AuthorityPem, "-servername", "localhost" },
+            RedirectStandardInput = true,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+        };
+        using var client = System.Diagnostics.Process.Start(start)!;
+        client.StandardInput.Close();
+        using var cap = new CancellationTokenSource(Wire.Cap);
+        var output = client.StandardOutput.ReadToEndAsync(cap.Token);
+        var errors = client.StandardError.ReadToEndAsync(cap.Token);
+        await client.WaitForExitAsync(cap.Token);
+        var text = await output + await errors;
+
+        Assert.True(text.Contains($"Cipher is {suite}", StringComparison.Ordinal) == offered, text);
+    }
+
     [Theory]
     [InlineData("urls", "https://127.0.0.1:0", "--urls has an https:// address: --certificate is required (and --certificateKey for a PEM key file).")]
     [InlineData("certificate", "localhost.pem", "--certificate is given but --urls has no https:// address.")]

@@ -86,6 +86,30 @@ internal sealed class TlsTransport : Transport
     public override void Dispose() => _ssl.Dispose();
 
     /// <summary>
+    /// close_notify, then the socket: RFC 8446 §6.1 asks for the alert before a party closes its write side, and an
+    /// origin such as OpenSSL reports a close without one as an unexpected EOF. The connection is idle, so the alert's
+    /// few bytes go into an empty socket buffer and the send completes at once; one that would wait (an origin that
+    /// stopped reading) is not waited for, and the socket closes under it, as an abort does.
+    /// </summary>
+    public override void Close()
+    {
+        try
+        {
+            var shutdown = _ssl.ShutdownAsync();
+            if (!shutdown.IsCompletedSuccessfully)
+            {
+                // Its failure, now or once the socket closes under it, is observed and dropped.
+                _ = shutdown.ContinueWith(static t => t.Exception, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            }
+        }
+        catch (Exception e) when (e is IOException or InvalidOperationException or ObjectDisposedException or NotSupportedException)
+        {
+            // The origin closed first, or the stream failed earlier: nothing to say.
+        }
+        Dispose();
+    }
+
+    /// <summary>
     /// SslStream reports a failure of the socket underneath as an IOException around it; the socket's own exception is
     /// what the connection classifies (a reset on a stale pooled connection is retried, as over TCP).
     /// </summary>

@@ -22,4 +22,10 @@ internal abstract class Transport : IDisposable
     public abstract int ReceiveBufferSize { get; }
 
     public abstract void Dispose();
+
+    /// <summary>
+    /// Closes an idle connection gracefully: what the protocol sends before a close (TLS: close_notify), then
+    /// <see cref="Dispose"/>. Only with nothing pending on the transport; an abort is <see cref="Dispose"/>.
+    /// </summary>
+    public virtual void Close() => Dispose();
 }

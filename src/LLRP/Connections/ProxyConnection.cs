@@ -103,6 +103,8 @@ internal sealed class ProxyConnection
     public async Task RunAsync()
     {
         using var closed = WatchClientClosed();
+        // What the connection's end sends (ConnectionClose): a graceful close unless the loop aborted the connection.
+        var ending = ConnectionEnding.Close;
         try
         {
             // One async method for the connection's life: its awaits reuse one state machine, request after request.
@@ -123,6 +125,8 @@ internal sealed class ProxyConnection
                         _server.Failed.Answered(ProxyErrors.StatusCode(_rejection));
                     }
                     await Response.WriteErrorAsync(ProxyErrors.StatusCode(_rejection));
+                    // The rest of the head, or a body, may still be on its way.
+                    ending = ConnectionEnding.Linger;
                 }
                 if (status != HeadStatus.Complete)
                 {
@@ -142,7 +146,7 @@ internal sealed class ProxyConnection
                 }
                 catch (Exception e)
                 {
-                    await FailExchangeAsync(e);
+                    ending = await FailExchangeAsync(e);
                     return;
                 }
                 _inExchange = false;
@@ -151,13 +155,15 @@ internal sealed class ProxyConnection
                 // (RFC 9110 §15.5). A stopping host closes each connection once its exchange is done (RFC 9112 §9.6).
                 if (Response.MustClose || _server.Stopping || (!Body.IsComplete && !await DrainBodyAsync()))
                 {
+                    ending = Body.IsComplete ? ConnectionEnding.Close : ConnectionEnding.Linger;
                     return;
                 }
             }
         }
         catch (Exception e) when (e is IOException or ConnectionResetException or OperationCanceledException or ObjectDisposedException)
         {
-            // The client went away: nothing left to answer.
+            // The client went away: nothing left to answer, and no one to send a close to.
+            ending = ConnectionEnding.Abort;
         }
         catch (Exception e) when (_server.LogUnhandled(e, _context.ConnectionId))
         {
@@ -172,6 +178,8 @@ internal sealed class ProxyConnection
             Head.Reset();
             _forwarder.Dispose();
             _exchange.Dispose();
+            // Last, with everything the exchange held given back: a close that waits for the client holds nothing else.
+            await ConnectionClose.EndAsync(_context, ending, _server);
         }
     }
 
@@ -296,19 +304,23 @@ internal sealed class ProxyConnection
 
     /// <summary>
     /// The exchange failed: answer with the reason's status while nothing was sent, else abort the client connection.
-    /// The connection ends either way.
+    /// The connection ends either way, as the returned ending says.
     /// </summary>
-    private async Task FailExchangeAsync(Exception e)
+    private async Task<ConnectionEnding> FailExchangeAsync(Exception e)
     {
         _waiting = Waiting.Nothing;
         switch (_server.Fail(_exchange, e, _context.ConnectionClosed.IsCancellationRequested, Downstream, out var failure, out var status))
         {
             case FailedExchange.Abort:
                 _context.Abort(new ConnectionAbortedException("The downstream response could not be completed.", failure));
-                break;
+                return ConnectionEnding.Abort;
             case FailedExchange.Answer:
                 await Response.WriteErrorAsync(status);
-                break;
+                // Answered before the body ended (a bad chunk, a body over maxRequestBodySize, a downstream that failed
+                // first): the client may still be sending it.
+                return Body.IsComplete ? ConnectionEnding.Close : ConnectionEnding.Linger;
+            default:
+                return ConnectionEnding.Abort;
         }
     }
 

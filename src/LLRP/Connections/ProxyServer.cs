@@ -45,6 +45,7 @@ internal sealed class ProxyServer : IDisposable
     private long _requests;
     private long _rejected;
     private volatile bool _stopping;
+    private readonly CancellationTokenSource _stoppingSource = new();
     private ExchangeFailureLog? _failures;
     private ILogger? _connectionLog;
     private Func<IEnumerable<IForwarder>>? _pooledForwarders;
@@ -72,6 +73,9 @@ internal sealed class ProxyServer : IDisposable
 
     /// <summary>The host is stopping: no new connections, idle ones close, busy ones close after their exchange.</summary>
     public bool Stopping => _stopping;
+
+    /// <summary>Cancelled when the host begins stopping: what ends the waits of connections that are closing anyway.</summary>
+    public CancellationToken StoppingToken => _stoppingSource.Token;
 
     /// <summary>Where failed exchanges are logged (set once the host's logging exists; tests without it log nothing).</summary>
     public void UseLogging(ILoggerFactory loggers)
@@ -124,6 +128,7 @@ internal sealed class ProxyServer : IDisposable
     public int BeginStopping()
     {
         _stopping = true;
+        _stoppingSource.Cancel();
         return _connections.Keys.Count(c => c.InExchange) + _streams.Count;
     }
 
@@ -235,6 +240,7 @@ internal sealed class ProxyServer : IDisposable
     public void Dispose()
     {
         _deadlineSweep.Dispose();
+        _stoppingSource.Dispose();
         _forwarders.Dispose();
         Downstreams.Dispose();
     }

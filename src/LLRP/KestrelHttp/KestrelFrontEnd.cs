@@ -120,6 +120,9 @@ internal static class KestrelFrontEnd
             }
             context.Features.Set(new StreamConnection(context));
             await next(context);
+            // Kestrel's HTTP layer is done (its last response sent, or GOAWAY and the streams in flight): the raw handler
+            // ends its connections in its own loop, these end here, the same way.
+            await ConnectionClose.EndAsync(context, ConnectionEnding.Close, server);
         };
     }
 

@@ -74,6 +74,7 @@ internal sealed partial class EpollConnection : IFeatureCollection
         typeof(IConnectionEndPointFeature),
         typeof(IMemoryPoolFeature),
         typeof(IClientClosedFeature),
+        typeof(IHalfCloseFeature),
     ];
 
     private static bool IsOwnFeature(Type type) => Array.IndexOf(OwnFeatures, type) >= 0;

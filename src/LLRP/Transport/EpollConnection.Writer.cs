@@ -14,7 +14,8 @@ internal sealed partial class EpollConnection
     /// until the engine finishes the send. No pipe and no send loop; the socket's buffer is the only queue, so a flush
     /// completes once its bytes are with the kernel. The buffer is rented by the first write and given back by the flush
     /// that sent it, so an idle connection holds none. A failed send closes the socket and every later flush reports
-    /// IsCompleted, as a pipe whose reader ended does. Completing the writer sends what is left and closes the socket.
+    /// IsCompleted, as a pipe whose reader ended does. Completing the writer sends what is left and closes the socket;
+    /// <see cref="CloseOutput"/> ends the sending side alone.
     /// </summary>
     private sealed class SocketWriter : PipeWriter, IValueTaskSource<FlushResult>
     {
@@ -115,6 +116,32 @@ internal sealed partial class EpollConnection
 
             Drop();
             _connection.CloseSocket(null);
+        }
+
+        /// <summary>
+        /// The half-close (<see cref="IHalfCloseFeature.CloseOutput"/>): a FIN after what was sent, the socket's
+        /// receiving side left open. Writes after it are dropped, as after a failed send; completing the writer then
+        /// closes the socket.
+        /// </summary>
+        public bool CloseOutput()
+        {
+            lock (_sync)
+            {
+                if (_completed || _failed)
+                {
+                    return false;
+                }
+
+                if (_sending || _length > 0)
+                {
+                    throw new InvalidOperationException("The output is closed only after its last flush completed.");
+                }
+
+                _failed = true;
+            }
+
+            _socket.Shutdown(SocketShutdown.Send);
+            return true;
         }
 
         /// <summary>The socket was closed under the writer: later flushes report IsCompleted.</summary>

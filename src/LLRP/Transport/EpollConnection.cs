@@ -17,11 +17,12 @@ namespace LLRP.Transport;
 /// the app's reads and flushes resume on the engine's thread with inlineScheduling, as Kestrel's
 /// UnsafePreferInlineScheduling does, or on the thread pool. The lifecycle follows Kestrel's socket transport: the
 /// client's FIN or a reset fires <see cref="ConnectionClosed"/> (on the thread pool); completing the output (or an
-/// abort) shuts the socket down both ways and closes it.
+/// abort) shuts the socket down both ways and closes it. Unlike Kestrel's, it can also shut the sending side down alone
+/// (<see cref="IHalfCloseFeature"/>), for a lingering close.
 /// </summary>
 internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
     IConnectionIdFeature, IConnectionTransportFeature, IConnectionItemsFeature, IConnectionLifetimeFeature,
-    IConnectionEndPointFeature, IMemoryPoolFeature, IClientClosedFeature
+    IConnectionEndPointFeature, IMemoryPoolFeature, IClientClosedFeature, IHalfCloseFeature
 {
     /// <summary>
     /// The most request bytes the input holds that the app has not consumed: 1 MiB, Kestrel's MaxRequestBufferSize
@@ -133,6 +134,8 @@ internal sealed partial class EpollConnection : ConnectionContext, IDuplexPipe,
     PipeWriter IDuplexPipe.Output => _writer;
 
     public override void Abort(ConnectionAbortedException abortReason) => CloseSocket(abortReason);
+
+    public bool CloseOutput() => _shutdownReason is null && _writer.CloseOutput();
 
     /// <summary>Kestrel calls this once the connection's middleware returned.</summary>
     public override async ValueTask DisposeAsync()
