@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
+using System.Security.Authentication;
 using System.Text;
 
 namespace LLRP.Forwarding;
@@ -9,6 +10,8 @@ namespace LLRP.Forwarding;
 /// The HttpMessageInvoker clients of the httpclient, httpclient-httpcontext and yarp variants: SocketsHttpHandler, one
 /// per inbound connection by default, or a shared set ("shareClients") assigned per connection or rotated per request
 /// ("shareClients.roundRobin"). The three variants get the same clients, so that they differ only in the layers above.
+/// They are also the one place that decides what the requests speak downstream (<see cref="Version"/>, from
+/// --downstreamProtocol): every request these variants build or hand to YARP takes its version from here.
 /// </summary>
 internal sealed class DownstreamClients : IDisposable
 {
@@ -19,12 +22,23 @@ internal sealed class DownstreamClients : IDisposable
     public DownstreamClients(ProxyOptions options)
     {
         _options = options;
+        Version = options.DownstreamProtocol == DownstreamProtocol.Http1 ? HttpVersion.Version11 : HttpVersion.Version20;
         _shared = new HttpMessageInvoker[options.ShareClients ? options.ShareClientsCount : 0];
         for (var i = 0; i < _shared.Length; i++)
         {
             _shared[i] = CreateInvoker(options);
         }
     }
+
+    /// <summary>
+    /// The HTTP version of every forwarded request, sent exactly (RequestVersionExact: no downgrade, no upgrade). HTTP/2
+    /// goes over TLS with ALPN h2 to https:// downstreams or with prior knowledge to http:// ones: the handler is given
+    /// http:// URIs either way and the connect callback adds TLS (<see cref="TlsConnect"/>).
+    /// </summary>
+    public Version Version { get; }
+
+    /// <summary>Whether the requests speak HTTP/2 downstream (trailers can come back, TE: trailers may go).</summary>
+    public bool Http2 => Version.Major == 2;
 
     public string Description => _options.ShareClients
         ? $"{ProxyOptions.Name(_options.Client)}: {_shared.Length} shared clients, {(_options.ShareClientsRoundRobin ? "rotated per request" : "assigned per connection")}"
@@ -58,6 +72,9 @@ internal sealed class DownstreamClients : IDisposable
         RequestHeaderEncodingSelector = static (_, _) => Encoding.Latin1,
         ResponseHeaderEncodingSelector = static (_, _) => Encoding.Latin1,
         ConnectCallback = TlsConnect(options),
+        // HTTP/2: a connection whose streams reach the downstream's SETTINGS_MAX_CONCURRENT_STREAMS opens another instead of
+        // queueing requests, as YARP's benchmark app configures its handler; irrelevant to HTTP/1.1.
+        EnableMultipleHttp2Connections = true,
     }, disposeHandler: true);
 
     /// <summary>
@@ -75,6 +92,7 @@ internal sealed class DownstreamClients : IDisposable
             return null;
         }
         var trust = options.Balancing.DownstreamTrust;
+        var http2 = options.DownstreamProtocol == DownstreamProtocol.H2;
         return async (context, cancellationToken) =>
         {
             var endPoint = context.DnsEndPoint;
@@ -90,7 +108,13 @@ internal sealed class DownstreamClients : IDisposable
                 var ssl = new SslStream(stream);
                 try
                 {
-                    await ssl.AuthenticateAsClientAsync(trust.ClientOptions(endPoint.Host), cancellationToken);
+                    await ssl.AuthenticateAsClientAsync(trust.ClientOptions(endPoint.Host, http2), cancellationToken);
+                    if (http2 && ssl.NegotiatedApplicationProtocol != SslApplicationProtocol.Http2)
+                    {
+                        // RFC 9113 §3.2: over TLS, HTTP/2 is only spoken once ALPN chose h2; a downstream that chose nothing
+                        // would read the connection preface as HTTP/1.1.
+                        throw new AuthenticationException($"The downstream {endPoint.Host}:{endPoint.Port} did not choose h2 by ALPN.");
+                    }
                     return ssl;
                 }
                 catch

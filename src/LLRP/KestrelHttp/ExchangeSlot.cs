@@ -74,7 +74,7 @@ internal sealed class ExchangeSlot : IDisposable
         }
         Exchange.Rebind(connection.ForwardedFor, connection.Tls);
         Body.Bind(features.Get<IRequestBodyPipeFeature>()!.Reader);
-        Response.Bind(features.Get<IHttpResponseFeature>()!, features.Get<IHttpResponseBodyFeature>()!.Writer);
+        Response.Bind(features.Get<IHttpResponseFeature>()!, features.Get<IHttpResponseBodyFeature>()!.Writer, features.Get<IHttpResponseTrailersFeature>());
         try
         {
             try

@@ -12,8 +12,10 @@ namespace LLRP.Tls;
 /// </summary>
 public sealed class DownstreamTrust
 {
-    // ALPN: the downstreams speak HTTP/1.1 (every variant sends HTTP/1.1).
+    // ALPN: what the downstreams are asked to speak (--downstreamProtocol: HTTP/1.1, or h2 alone for HTTP/2, which RFC
+    // 9113 §3.2 negotiates only by ALPN; a downstream that does not choose h2 fails the handshake).
     private static readonly List<SslApplicationProtocol> Http11 = [SslApplicationProtocol.Http11];
+    private static readonly List<SslApplicationProtocol> Http2 = [SslApplicationProtocol.Http2];
 
     private readonly X509Certificate2Collection? _authorities;
 
@@ -44,10 +46,10 @@ public sealed class DownstreamTrust
     public int AddedAuthorities => _authorities?.Count ?? 0;
 
     /// <summary>The handshake options for one downstream host (its SNI and the name its certificate must carry).</summary>
-    public SslClientAuthenticationOptions ClientOptions(string host) => new()
+    public SslClientAuthenticationOptions ClientOptions(string host, bool http2 = false) => new()
     {
         TargetHost = host,
-        ApplicationProtocols = Http11,
+        ApplicationProtocols = http2 ? Http2 : Http11,
         RemoteCertificateValidationCallback = _authorities is null ? null : Validate,
     };
 
