@@ -1,7 +1,6 @@
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
-using System.Security.Authentication;
 using System.Text;
 
 namespace LLRP.Forwarding;
@@ -32,10 +31,22 @@ internal sealed class DownstreamClients : IDisposable
 
     /// <summary>
     /// The HTTP version of every forwarded request, sent exactly (RequestVersionExact: no downgrade, no upgrade). HTTP/2
-    /// goes over TLS with ALPN h2 to https:// downstreams or with prior knowledge to http:// ones: the handler is given
-    /// http:// URIs either way and the connect callback adds TLS (<see cref="TlsConnect"/>).
+    /// goes with prior knowledge to http:// downstreams (h2c) or over TLS with ALPN h2 to https:// ones (see
+    /// <see cref="Prefix"/>).
     /// </summary>
     public Version Version { get; }
+
+    /// <summary>
+    /// The scheme and authority the forwarded URIs start with. HTTP/1.1 and h2c: "http://host:port" whatever the
+    /// scheme (<see cref="Balancing.Destination.InvokerPrefix"/>; TLS, if any, in <see cref="TlsConnect"/>). h2: the
+    /// https:// address itself, because HTTP/2 puts the scheme on the wire (:scheme, RFC 9113 §8.3.1) and an origin over
+    /// TLS refuses "http" there (Kestrel resets the stream with PROTOCOL_ERROR); the handler then runs the TLS handshake
+    /// itself, offering h2 by ALPN and failing the request when the downstream does not choose it. Its SNI is the
+    /// request's Host (SocketsHttpHandler names the peer after :authority); the certificate is still checked against the
+    /// downstream's own name (<see cref="Tls.DownstreamTrust.ForHosts"/>).
+    /// </summary>
+    public string Prefix(Balancing.Destination destination) =>
+        _options.DownstreamProtocol == DownstreamProtocol.H2 ? destination.Id : destination.InvokerPrefix;
 
     /// <summary>Whether the requests speak HTTP/2 downstream (trailers can come back, TE: trailers may go).</summary>
     public bool Http2 => Version.Major == 2;
@@ -61,6 +72,9 @@ internal sealed class DownstreamClients : IDisposable
     // keep cookies or go through another proxy.
     private static HttpMessageInvoker CreateInvoker(ProxyOptions options) => new(new SocketsHttpHandler
     {
+        SslOptions = options.DownstreamProtocol == DownstreamProtocol.H2
+            ? new SslClientAuthenticationOptions { RemoteCertificateValidationCallback = options.Balancing.DownstreamTrust.ForHosts(HttpsHosts(options)) }
+            : new SslClientAuthenticationOptions(),
         UseProxy = false,
         AllowAutoRedirect = false,
         AutomaticDecompression = DecompressionMethods.None,
@@ -71,7 +85,7 @@ internal sealed class DownstreamClients : IDisposable
         // Field values may carry obs-text (RFC 9110 §5.5); Latin-1 moves those bytes through unchanged.
         RequestHeaderEncodingSelector = static (_, _) => Encoding.Latin1,
         ResponseHeaderEncodingSelector = static (_, _) => Encoding.Latin1,
-        ConnectCallback = TlsConnect(options),
+        ConnectCallback = options.DownstreamProtocol == DownstreamProtocol.H2 ? null : TlsConnect(options),
         // HTTP/2: a connection whose streams reach the downstream's SETTINGS_MAX_CONCURRENT_STREAMS opens another instead of
         // queueing requests, as YARP's benchmark app configures its handler; irrelevant to HTTP/1.1.
         EnableMultipleHttp2Connections = true,
@@ -92,7 +106,6 @@ internal sealed class DownstreamClients : IDisposable
             return null;
         }
         var trust = options.Balancing.DownstreamTrust;
-        var http2 = options.DownstreamProtocol == DownstreamProtocol.H2;
         return async (context, cancellationToken) =>
         {
             var endPoint = context.DnsEndPoint;
@@ -108,13 +121,7 @@ internal sealed class DownstreamClients : IDisposable
                 var ssl = new SslStream(stream);
                 try
                 {
-                    await ssl.AuthenticateAsClientAsync(trust.ClientOptions(endPoint.Host, http2), cancellationToken);
-                    if (http2 && ssl.NegotiatedApplicationProtocol != SslApplicationProtocol.Http2)
-                    {
-                        // RFC 9113 §3.2: over TLS, HTTP/2 is only spoken once ALPN chose h2; a downstream that chose nothing
-                        // would read the connection preface as HTTP/1.1.
-                        throw new AuthenticationException($"The downstream {endPoint.Host}:{endPoint.Port} did not choose h2 by ALPN.");
-                    }
+                    await ssl.AuthenticateAsClientAsync(trust.ClientOptions(endPoint.Host), cancellationToken);
                     return ssl;
                 }
                 catch
@@ -130,6 +137,9 @@ internal sealed class DownstreamClients : IDisposable
             }
         };
     }
+
+    private static string[] HttpsHosts(ProxyOptions options) =>
+        [.. options.Balancing.Downstreams.Where(d => d.Scheme == Uri.UriSchemeHttps).Select(d => d.IdnHost).Distinct()];
 
     public void Dispose()
     {

@@ -23,7 +23,7 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
     private Destination? _current;
 
     /// <summary>The current downstream's scheme and authority, to which the request-target is appended.</summary>
-    protected string DownstreamPrefix => _current!.InvokerPrefix;
+    protected string DownstreamPrefix => clients.Prefix(_current!);
 
     /// <summary>The requests speak HTTP/2 downstream (<see cref="DownstreamClients.Version"/>).</summary>
     protected bool Http2Downstream => clients.Http2;
