@@ -20,7 +20,10 @@ public sealed class Http2DownstreamProxy : IAsyncDisposable
 
     public Uri Url { get; }
 
-    /// <summary>The client's side and the origin's side: h2 over TLS (tls) or h2c.</summary>
+    /// <summary>
+    /// The client's side and the origin's side: h2 over TLS (tls) or h2c. A cleartext listener speaks h2c alone unless
+    /// <paramref name="options"/> name --protocols.
+    /// </summary>
     public static async Task<Http2DownstreamProxy> StartAsync(string client, bool tls, params string[] options)
     {
         var origin = await GrpcOrigin.StartAsync(tls);
@@ -29,7 +32,7 @@ public sealed class Http2DownstreamProxy : IAsyncDisposable
             string[] listen = tls
                 ? ["--urls", "https://127.0.0.1:0", "--certificate", TestCertificates.LocalhostPem, "--certificateKey", TestCertificates.LocalhostKeyPem,
                    "--downstreamTrust", TestCertificates.AuthorityPem]
-                : ["--urls", "http://127.0.0.1:0", "--protocols", "h2"];
+                : ["--urls", "http://127.0.0.1:0", .. options.Contains("--protocols") ? Array.Empty<string>() : ["--protocols", "h2"]];
             var app = LLRP.Hosting.ProxyHost.Build(
             [
                 .. listen,

@@ -1,0 +1,156 @@
+using System.IO.Pipelines;
+using System.Net;
+using LLRP.Http1;
+using LLRP.Tests.Infrastructure;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
+using KestrelVersion = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion;
+
+namespace LLRP.Tests;
+
+/// <summary>
+/// Plain requests to an HTTP/2 downstream (--downstreamProtocol h2 over TLS, h2c in cleartext) through each
+/// HttpClient-based variant: bodies byte for byte, the response's Via naming HTTP/2; response trailers to an HTTP/2 client
+/// and TE: trailers to the downstream when that client sent it; what an HTTP/1.1 client of the raw front end gets instead
+/// (the body, no trailers, no TE forwarded); and the trailer policy itself.
+/// </summary>
+public sealed class Http2DownstreamTests
+{
+    public static TheoryData<string, bool> VariantsOverTlsAndCleartext() => GrpcTests.VariantsOverTlsAndCleartext();
+
+    private static HttpClient Client() => new(TestCertificates.Handler())
+    {
+        DefaultRequestVersion = HttpVersion.Version20,
+        DefaultVersionPolicy = HttpVersionPolicy.RequestVersionExact,
+        Timeout = Wire.Cap,
+    };
+
+    [Theory]
+    [MemberData(nameof(VariantsOverTlsAndCleartext))]
+    public async Task A_get_and_posts_with_and_without_content_length_are_byte_identical(string client, bool tls)
+    {
+        await using var proxy = await Http2DownstreamProxy.StartAsync(client, tls);
+        using var http = Client();
+        var body = Wire.Body(300_000);
+
+        using var get = await http.GetAsync(new Uri(proxy.Url, "/get"));
+        using var sized = await http.PostAsync(new Uri(proxy.Url, "/echo"), new ByteArrayContent(body));
+        using var unsized = await http.PostAsync(new Uri(proxy.Url, "/echo"), new StreamContent(new NonSeekable(body)));
+
+        Assert.Equal(HttpStatusCode.OK, get.StatusCode);
+        Assert.Equal(Wire.Body(70_000), await get.Content.ReadAsByteArrayAsync());
+        // RFC 9110 §7.6.3: the response's Via names the protocol the proxy received it with.
+        Assert.Equal(["2 llrp"], get.Headers.Via.Select(v => $"{v.ProtocolVersion} {v.ReceivedBy}"));
+        Assert.Equal(body, await sized.Content.ReadAsByteArrayAsync());
+        Assert.Equal(body, await unsized.Content.ReadAsByteArrayAsync());
+    }
+
+    [Theory]
+    [MemberData(nameof(VariantsOverTlsAndCleartext))]
+    public async Task Trailers_reach_an_http2_client_and_TE_trailers_reaches_the_downstream_when_the_client_sent_it(string client, bool tls)
+    {
+        await using var proxy = await Http2DownstreamProxy.StartAsync(client, tls);
+        using var http = Client();
+
+        using var asked = new HttpRequestMessage(HttpMethod.Get, new Uri(proxy.Url, "/trailers"))
+        {
+            Version = HttpVersion.Version20,
+            VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+        };
+        asked.Headers.TE.ParseAdd("trailers");
+        using var withTe = await http.SendAsync(asked);
+        var body = await withTe.Content.ReadAsStringAsync();
+        using var withoutTe = await http.GetAsync(new Uri(proxy.Url, "/trailers"));
+        await withoutTe.Content.ReadAsStringAsync();
+
+        Assert.Equal("body before trailers", body);
+        Assert.Equal(["abc123"], withTe.TrailingHeaders.GetValues("x-checksum"));
+        Assert.Equal(["two"], withTe.TrailingHeaders.GetValues("x-second"));
+        Assert.Equal(["abc123"], withoutTe.TrailingHeaders.GetValues("x-checksum"));
+        // The Trailer field the origin declared is end-to-end and forwarded in the head.
+        Assert.Equal(["x-checksum"], withTe.Headers.GetValues("Trailer"));
+        Assert.Equal(["trailers", ""], proxy.Origin.Record.TeFields);
+    }
+
+    [Theory]
+    [InlineData("httpclient", true)]
+    [InlineData("httpclient", false)]
+    [InlineData("httpclient-httpcontext", false)]
+    [InlineData("yarp", false)]
+    public async Task An_http11_client_of_the_raw_front_end_gets_the_body_without_trailers_and_no_TE_goes_downstream(string client, bool tls)
+    {
+        await using var proxy = await Http2DownstreamProxy.StartAsync(client, tls, "--protocols", "http1,h2");
+        await using var raw = await RawClient.ConnectAsync(proxy.Url);
+
+        await raw.SendAsync($"GET /trailers HTTP/1.1\r\nHost: {proxy.Url.Authority}\r\nTE: trailers\r\n\r\n");
+        var response = await raw.ReadResponseAsync();
+
+        Assert.NotNull(response);
+        Assert.Equal(200, response.Status);
+        Assert.Equal("HTTP/1.1", response.Version);
+        Assert.Equal("body before trailers", response.BodyText);
+        // Chunked to the client (the downstream sent no length), ending with an empty trailer section: the trailers
+        // are dropped, since the raw front end writes none (docs/http2.md).
+        Assert.True(response.Chunked, response.ToString());
+        Assert.Empty(response.Trailers);
+        Assert.Equal(["2 llrp"], response.Values("Via"));
+        // TE: trailers is hop-by-hop and goes downstream only when the client can be given trailers.
+        Assert.Equal([""], proxy.Origin.Record.TeFields);
+    }
+
+    /// <summary>
+    /// The trailer policy where it is applied (<see cref="ResponseWriter.WriteTrailer"/>): HttpClient itself drops some of
+    /// these from TrailingHeaders, so an end-to-end test could not see the proxy's own rule fail.
+    /// </summary>
+    [Fact]
+    public void Trailer_fields_go_through_the_forbidden_field_policy()
+    {
+        var (writer, trailers) = Http2Response(http2Client: true, receivedWith: HttpVersion.Version20);
+
+        foreach (var name in new[] { "grpc-status", "Content-Length", "Transfer-Encoding", "Host", ":status", "Connection", "Keep-Alive", "TE", "Upgrade", "Proxy-Connection", "x-checksum" })
+        {
+            writer.WriteTrailer(name, "1");
+        }
+
+        Assert.Equal(["grpc-status", "x-checksum"], trailers.Trailers.Keys.Order(StringComparer.Ordinal));
+    }
+
+    [Theory]
+    [InlineData(true, "1.1")]
+    [InlineData(false, "2.0")]
+    public void Trailers_are_dropped_unless_both_sides_speak_http2(bool http2Client, string receivedWith)
+    {
+        var (writer, trailers) = Http2Response(http2Client, Version.Parse(receivedWith));
+
+        writer.WriteTrailer("grpc-status", "0");
+
+        Assert.False(writer.CanSendTrailers);
+        Assert.Empty(trailers.Trailers);
+    }
+
+    private static (ResponseWriter Writer, TrailersFeature Trailers) Http2Response(bool http2Client, Version receivedWith)
+    {
+        var head = new RequestHead(new RequestLimits());
+        head.StartParsed("GET"u8, "/"u8, KestrelVersion.Http11, http2Client);
+        head.AddField("host"u8, "example"u8);
+        head.CompleteFields(hasBody: false);
+        var writer = new ResponseWriter(PipeWriter.Create(Stream.Null));
+        var trailers = new TrailersFeature();
+        writer.Bind(new HttpResponseFeature(), PipeWriter.Create(Stream.Null), trailers);
+        writer.Start(head);
+        writer.ReceivedWith(receivedWith);
+        writer.BeginHead(200);
+        writer.EndHead(DownstreamBody.UntilEnd, 0);
+        return (writer, trailers);
+    }
+
+    private sealed class TrailersFeature : IHttpResponseTrailersFeature
+    {
+        public IHeaderDictionary Trailers { get; set; } = new HeaderDictionary();
+    }
+
+    private sealed class NonSeekable(byte[] bytes) : MemoryStream(bytes)
+    {
+        public override bool CanSeek => false;
+    }
+}
