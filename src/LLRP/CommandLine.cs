@@ -150,6 +150,7 @@ public static class CommandLine
             {
                 Downstreams = [.. uris],
                 DownstreamTrust = downstreamTrust,
+                DownstreamProtocol = downstreamProtocol,
                 LoadBalancing = loadBalancing,
                 PassiveHealthReactivationPeriod = passiveHealthReactivationPeriod,
                 HealthCheckPath = healthCheckPath,
@@ -172,7 +173,6 @@ public static class CommandLine
             Http2MaxConcurrentStreams = http2MaxConcurrentStreams,
             Tls = tls,
             Client = client,
-            DownstreamProtocol = downstreamProtocol,
             ShareClients = shareClients,
             ShareClientsRoundRobin = shareClientsRoundRobin,
             ShareClientsCount = shareClientsCount,

@@ -64,9 +64,6 @@ public sealed class ProxyOptions
 
     public ClientKind Client { get; init; } = ClientKind.LLHttp;
 
-    // HTTP/1.1 by default: what every variant speaks and what the benchmarks' origins are measured with.
-    public DownstreamProtocol DownstreamProtocol { get; init; } = DownstreamProtocol.Http1;
-
     public static string Name(DownstreamProtocol protocol) => protocol switch
     {
         DownstreamProtocol.H2 => "h2",
@@ -161,7 +158,7 @@ public sealed class ProxyOptions
 
     public string Describe() =>
         string.Create(CultureInfo.InvariantCulture,
-            $"LLRP client={Name(Client)} downstream={string.Join(';', (object[])Balancing.Downstreams)} downstreamProtocol={Name(DownstreamProtocol)} shareClients={ShareClients} " +
+            $"LLRP client={Name(Client)} downstream={string.Join(';', (object[])Balancing.Downstreams)} downstreamProtocol={Name(Balancing.DownstreamProtocol)} shareClients={ShareClients} " +
             $"shareClients.roundRobin={ShareClientsRoundRobin} shareClients.count={ShareClientsCount} " +
             $"maxRequestLineSize={Limits.MaxRequestLineSize} maxRequestHeadersTotalSize={Limits.MaxRequestHeadersTotalSize} " +
             $"maxRequestHeaderCount={Limits.MaxRequestHeaderCount} maxRequestBodySize={Limits.MaxRequestBodySize} " +

@@ -294,7 +294,7 @@ public sealed class CommandLineTests
     {
         var settings = new Dictionary<string, string?> { ["downstream"] = downstream, ["downstreamProtocol"] = protocol, ["client"] = "yarp" };
 
-        Assert.Equal(CommandLine.ParseDownstreamProtocol(protocol), CommandLine.Read(Configuration(settings)).DownstreamProtocol);
+        Assert.Equal(CommandLine.ParseDownstreamProtocol(protocol), CommandLine.Read(Configuration(settings)).Balancing.DownstreamProtocol);
     }
 
     [Fact]

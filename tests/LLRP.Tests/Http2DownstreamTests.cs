@@ -98,6 +98,28 @@ public sealed class Http2DownstreamTests
         Assert.Equal([""], proxy.Origin.Record.TeFields);
     }
 
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task Active_health_checks_probe_in_the_downstream_protocol(bool tls)
+    {
+        // One failed probe takes the downstream out (503 then): an HTTP/1.1 probe of this HTTP/2-only origin fails.
+        await using var proxy = await Http2DownstreamProxy.StartAsync("httpclient", tls,
+            "--healthCheckPath", "/get", "--healthCheckInterval", "0.1", "--healthCheckFall", "1");
+        using var http = Client();
+        var probes = proxy.Origin.Record.TeFields;
+        using var cap = new CancellationTokenSource(Wire.Cap);
+        while (probes.Count < 3)
+        {
+            await Task.Delay(50, cap.Token);
+        }
+
+        using var response = await http.GetAsync(new Uri(proxy.Url, "/get"));
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal(Wire.Body(70_000), await response.Content.ReadAsByteArrayAsync());
+    }
+
     /// <summary>
     /// The trailer policy where it is applied (<see cref="ResponseWriter.WriteTrailer"/>): HttpClient itself drops some of
     /// these from TrailingHeaders, so an end-to-end test could not see the proxy's own rule fail.

@@ -21,7 +21,7 @@ internal sealed class DownstreamClients : IDisposable
     public DownstreamClients(ProxyOptions options)
     {
         _options = options;
-        Version = options.DownstreamProtocol == DownstreamProtocol.Http1 ? HttpVersion.Version11 : HttpVersion.Version20;
+        Version = options.Balancing.DownstreamVersion;
         _shared = new HttpMessageInvoker[options.ShareClients ? options.ShareClientsCount : 0];
         for (var i = 0; i < _shared.Length; i++)
         {
@@ -46,7 +46,7 @@ internal sealed class DownstreamClients : IDisposable
     /// downstream's own name (<see cref="Tls.DownstreamTrust.ForHosts"/>).
     /// </summary>
     public string Prefix(Balancing.Destination destination) =>
-        _options.DownstreamProtocol == DownstreamProtocol.H2 ? destination.Id : destination.InvokerPrefix;
+        _options.Balancing.DownstreamProtocol == DownstreamProtocol.H2 ? destination.Id : destination.InvokerPrefix;
 
     /// <summary>Whether the requests speak HTTP/2 downstream (trailers can come back, TE: trailers may go).</summary>
     public bool Http2 => Version.Major == 2;
@@ -72,7 +72,7 @@ internal sealed class DownstreamClients : IDisposable
     // keep cookies or go through another proxy.
     private static HttpMessageInvoker CreateInvoker(ProxyOptions options) => new(new SocketsHttpHandler
     {
-        SslOptions = options.DownstreamProtocol == DownstreamProtocol.H2
+        SslOptions = options.Balancing.DownstreamProtocol == DownstreamProtocol.H2
             ? new SslClientAuthenticationOptions { RemoteCertificateValidationCallback = options.Balancing.DownstreamTrust.ForHosts(HttpsHosts(options)) }
             : new SslClientAuthenticationOptions(),
         UseProxy = false,
@@ -85,7 +85,7 @@ internal sealed class DownstreamClients : IDisposable
         // Field values may carry obs-text (RFC 9110 §5.5); Latin-1 moves those bytes through unchanged.
         RequestHeaderEncodingSelector = static (_, _) => Encoding.Latin1,
         ResponseHeaderEncodingSelector = static (_, _) => Encoding.Latin1,
-        ConnectCallback = options.DownstreamProtocol == DownstreamProtocol.H2 ? null : TlsConnect(options),
+        ConnectCallback = options.Balancing.DownstreamProtocol == DownstreamProtocol.H2 ? null : TlsConnect(options),
         // HTTP/2: a connection whose streams reach the downstream's SETTINGS_MAX_CONCURRENT_STREAMS opens another instead of
         // queueing requests, as YARP's benchmark app configures its handler; irrelevant to HTTP/1.1.
         EnableMultipleHttp2Connections = true,
