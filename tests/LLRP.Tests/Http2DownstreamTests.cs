@@ -99,6 +99,29 @@ public sealed class Http2DownstreamTests
     }
 
     [Theory]
+    [InlineData("httpclient")]
+    [InlineData("httpclient-httpcontext")]
+    [InlineData("yarp")]
+    public async Task Request_trailers_are_dropped_and_the_body_goes_through_whole(string client)
+    {
+        await using var proxy = await Http2DownstreamProxy.StartAsync(client, tls: false);
+        await using var h2 = await H2Connection.OpenAsync(proxy.Url);
+
+        // HEADERS, DATA, then a trailer section ending the stream (RFC 9113 §8.1): HttpClient cannot send trailers, so
+        // the proxy forwards the body without them.
+        await h2.WriteFrameAsync(H2Frame.Headers, H2Frame.EndHeaders, 1, H2Connection.Request("POST", "/request-trailers"));
+        await h2.WriteFrameAsync(H2Frame.Data, 0, 1, Wire.Bytes("hello"));
+        await h2.WriteFrameAsync(H2Frame.Headers, H2Frame.EndHeaders | H2Frame.EndStream, 1, H2Connection.Block(("x-request-trailer", "1")));
+        var (frames, goAway, closed) = await h2.ReadStreamAsync(1);
+
+        Assert.Null(goAway);
+        Assert.False(closed);
+        Assert.DoesNotContain(frames, f => f.Type == H2Frame.RstStream);
+        Assert.Equal("hello", Wire.Text([.. frames.Where(f => f.Type == H2Frame.Data).SelectMany(f => f.Payload)]));
+        Assert.Equal([""], proxy.Origin.Record.RequestTrailers);
+    }
+
+    [Theory]
     [InlineData(true)]
     [InlineData(false)]
     public async Task Active_health_checks_probe_in_the_downstream_protocol(bool tls)

@@ -130,7 +130,7 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
         var connect = e.HttpRequestError is HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError or HttpRequestError.SecureConnectionError;
         var (error, message) = e.HttpRequestError switch
         {
-            HttpRequestError.InvalidResponse => (ProxyError.DownstreamInvalidResponse, "The downstream response was not valid HTTP/1.1."),
+            HttpRequestError.InvalidResponse => (ProxyError.DownstreamInvalidResponse, "The downstream response was not valid HTTP."),
             HttpRequestError.ResponseEnded => (ProxyError.DownstreamUnavailable, "The downstream closed the connection before a complete response."),
             _ => (ProxyError.DownstreamUnavailable, "The downstream could not be reached."),
         };

@@ -76,6 +76,16 @@ public sealed class GrpcOrigin : IAsyncDisposable
             context.Response.AppendTrailer("x-checksum", "abc123");
             context.Response.AppendTrailer("x-second", "two");
         });
+        // Echoes the body and records the request's trailer x-request-trailer ("" when none arrived).
+        app.MapPost("/request-trailers", async (HttpContext context) =>
+        {
+            using var body = new MemoryStream();
+            await context.Request.Body.CopyToAsync(body);
+            record.RequestTrailers.Enqueue(context.Request.SupportsTrailers() && context.Request.CheckTrailersAvailable()
+                ? context.Request.GetTrailer("x-request-trailer").ToString()
+                : "");
+            await context.Response.Body.WriteAsync(body.ToArray());
+        });
         await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
         var address = new Uri(app.Urls.First());
         var url = new Uri($"{(tls ? "https" : "http")}://127.0.0.1:{address.Port}");
@@ -106,6 +116,9 @@ public sealed class OriginRecord
 
     /// <summary>Completed when a Hang call's cancellation token fired at the origin (its stream was reset or its deadline passed).</summary>
     public TaskCompletionSource HangCancelled { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>The x-request-trailer trailer of each /request-trailers request ("" without one).</summary>
+    public ConcurrentQueue<string> RequestTrailers { get; } = new();
 
     /// <summary>The TE field of each plain request ("" without one).</summary>
     public ConcurrentQueue<string> TeFields { get; } = new();
