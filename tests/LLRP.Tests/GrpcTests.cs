@@ -183,6 +183,24 @@ public sealed class GrpcTests
         Assert.Equal(DateTime.MaxValue, deadline);
     }
 
+    [Theory]
+    [MemberData(nameof(VariantsOverTlsAndCleartext))]
+    public async Task Response_headers_sent_before_any_message_reach_the_client_at_once(string client, bool tls)
+    {
+        await using var proxy = await Http2DownstreamProxy.StartAsync(client, tls);
+        using var channel = Channel(proxy);
+        var echo = new Echo.EchoClient(channel);
+        using var cancel = new CancellationTokenSource();
+
+        // The origin sends HEADERS and then nothing: a proxy that holds the head until the first body bytes stalls here.
+        using var call = echo.HeadersThenHang(new Message(), new CallOptions(cancellationToken: cancel.Token));
+        var headers = await call.ResponseHeadersAsync.WaitAsync(Wire.Cap);
+        await cancel.CancelAsync();
+
+        Assert.Equal("yes", headers.GetValue("x-early"));
+        await proxy.Origin.Record.HangCancelled.Task.WaitAsync(Wire.Cap);
+    }
+
     [Fact]
     public async Task Llhttp_refuses_an_http2_downstream_instead_of_pretending()
     {

@@ -33,6 +33,10 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
         {
             return;
         }
+        if (writer.SendsHeadAtOnce && (await writer.FlushAsync()).IsCompleted)
+        {
+            ProxyThrow.ClientGone();
+        }
 
         var body = await response.Content.ReadAsStreamAsync(exchange.Aborted);
         // With trailers to relay the body is read to its end even after its Content-Length: HttpClient fills

@@ -48,6 +48,10 @@ internal sealed class HttpContextForwarder(DownstreamClients clients, Downstream
             // only in the layer in between. GetMemory sends the head (HEAD/204/304 then get memory that is discarded).
             var body = await response.Content.ReadAsStreamAsync(aborted);
             var writer = target.BodyWriter;
+            if (exchange.Response.SendsHeadAtOnce && (await writer.FlushAsync(aborted)).IsCompleted)
+            {
+                ProxyThrow.ClientGone();
+            }
             while (true)
             {
                 var read = await ReadBodyAsync(body, writer.GetMemory(), exchange, aborted);

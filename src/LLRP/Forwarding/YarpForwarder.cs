@@ -168,6 +168,12 @@ internal sealed class YarpForwarder : InvokerForwarder
                     RemoveIfNominated(fields, name, connectionOptions);
                 }
             }
+            if (copy && context.Exchange.Response.SendsHeadAtOnce)
+            {
+                // The head is complete here (HttpForwarder set the status before this call and copies only the body
+                // after it); HttpForwarder itself would send it with the first body bytes.
+                await httpContext.Response.BodyWriter.FlushAsync(cancellationToken);
+            }
             return copy;
         }
 

@@ -87,6 +87,14 @@ internal sealed class ResponseWriter
     public void ReceivedWith(Version version) => _receivedHttp2 = version.Major == 2;
 
     /// <summary>
+    /// The head is to be sent as soon as it is written, not with the first body piece: a response received over HTTP/2
+    /// may be a stream whose head comes long before its first bytes (a gRPC server's early headers, a stream that waits
+    /// for the client's next message), and holding the head would stall the client. An HTTP/1.1 response keeps head and
+    /// first piece in one send.
+    /// </summary>
+    public bool SendsHeadAtOnce => _receivedHttp2;
+
+    /// <summary>
     /// Trailer fields can reach this client: an HTTP/2 client through Kestrel's HTTP/2 (HEADERS with END_STREAM after
     /// the body), from a response received over HTTP/2. Everywhere else they are dropped: an HTTP/1.1 client of the raw
     /// front end gets the body without them (its chunked framing ends with an empty trailer section), as a response

@@ -164,6 +164,20 @@ internal sealed class EchoService(OriginRecord record) : Echo.EchoBase
     public override Task<Message> Fail(FailRequest request, ServerCallContext context) =>
         throw new RpcException(new Status((StatusCode)request.Code, request.Detail));
 
+    public override async Task HeadersThenHang(Message request, IServerStreamWriter<Message> responseStream, ServerCallContext context)
+    {
+        await context.WriteResponseHeadersAsync(new Metadata { { "x-early", "yes" } });
+        try
+        {
+            await Task.Delay(Timeout.Infinite, context.CancellationToken);
+        }
+        catch (OperationCanceledException)
+        {
+            record.HangCancelled.TrySetResult();
+            throw;
+        }
+    }
+
     public override async Task<Message> Hang(Message request, ServerCallContext context)
     {
         record.Deadlines.Enqueue(context.Deadline);
