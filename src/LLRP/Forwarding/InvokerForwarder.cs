@@ -132,6 +132,8 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
         {
             HttpRequestError.InvalidResponse => (ProxyError.DownstreamInvalidResponse, "The downstream response was not valid HTTP."),
             HttpRequestError.ResponseEnded => (ProxyError.DownstreamUnavailable, "The downstream closed the connection before a complete response."),
+            // HTTP/2: the downstream reset this stream (RST_STREAM) or broke the protocol's rules; not its connection failing.
+            HttpRequestError.HttpProtocolError => (ProxyError.DownstreamInvalidResponse, "The downstream reset the HTTP/2 stream or broke the protocol."),
             _ => (ProxyError.DownstreamUnavailable, "The downstream could not be reached."),
         };
         var connectionFailed = !aborted && error == ProxyError.DownstreamUnavailable && (connect || IsConnectionFailure(e));
@@ -142,9 +144,13 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
     /// <summary>
     /// Whether HttpClient's failure is its connection failing: an I/O failure (a reset, a close mid-body), or the
     /// response ended before it was complete.
+    /// An HTTP/2 stream reset (HttpProtocolException) is the downstream ending one stream, not its connection: a healthy
+    /// origin does that (a gRPC server cancelling a call), so passive health does not count it.
     /// </summary>
     protected static bool IsConnectionFailure(Exception? e) =>
-        e is IOException or HttpRequestException { HttpRequestError: HttpRequestError.ResponseEnded } or HttpRequestException { InnerException: IOException };
+        e is IOException and not HttpProtocolException ||
+        e is HttpRequestException { HttpRequestError: HttpRequestError.ResponseEnded } ||
+        e is HttpRequestException { InnerException: IOException and not HttpProtocolException };
 
     /// <summary>HttpClient's token-independent cancellation before a response: its connect timeout; nothing was sent.</summary>
     protected static ProxyException ConnectTimedOut(OperationCanceledException e) =>

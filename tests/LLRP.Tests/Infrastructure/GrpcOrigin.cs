@@ -76,6 +76,8 @@ public sealed class GrpcOrigin : IAsyncDisposable
             context.Response.AppendTrailer("x-checksum", "abc123");
             context.Response.AppendTrailer("x-second", "two");
         });
+        // Resets its stream before any response (RST_STREAM): the origin ends one stream, its connection stays.
+        app.MapGet("/reset", (HttpContext context) => context.Abort());
         // Echoes the body and records the request's trailer x-request-trailer ("" when none arrived).
         app.MapPost("/request-trailers", async (HttpContext context) =>
         {
