@@ -15,6 +15,15 @@ public sealed record BalancingOptions
     /// store, plus --downstreamTrust.</summary>
     public DownstreamTrust DownstreamTrust { get; init; } = DownstreamTrust.System;
 
+    // HTTP/1.1 by default: what every variant speaks and what the benchmarks' origins are measured with.
+    public DownstreamProtocol DownstreamProtocol { get; init; } = DownstreamProtocol.Http1;
+
+    /// <summary>
+    /// The HTTP version every request to a downstream is sent with, exactly (RequestVersionExact): the forwarded
+    /// requests of the HttpClient-based variants and the active health probes. The one mapping of --downstreamProtocol.
+    /// </summary>
+    public Version DownstreamVersion => DownstreamProtocol == DownstreamProtocol.Http1 ? System.Net.HttpVersion.Version11 : System.Net.HttpVersion.Version20;
+
     // ConnectionRoundRobin is the original LLRP's assignment: the default, so benchmarks stay comparable with earlier runs.
     public LoadBalancing LoadBalancing { get; init; } = LoadBalancing.ConnectionRoundRobin;
 

@@ -34,6 +34,7 @@ public static class CommandLine
         new("tlsHandshakeTimeout", "10", "seconds a client may take to complete its TLS handshake; then the connection closes (Kestrel's default)"),
         new("downstream", "(required)", "one or more http://HOST:PORT or https://HOST:PORT, ';'-separated; loadBalancing chooses among them"),
         new("downstreamTrust", "", "https downstreams: a PEM bundle of CA certificates trusted besides the system store"),
+        new("downstreamProtocol", "http1", "what requests speak downstream: http1, h2 (TLS with ALPN h2, https:// downstreams) or h2c (prior-knowledge cleartext, http:// downstreams); h2 and h2c need an HttpClient-based --client"),
         new("client", "llhttp", "forwarding variant: llhttp, httpclient, httpclient-httpcontext or yarp"),
         new("shareClients", "false", "share clients across inbound connections (llhttp: one LIFO connection pool per downstream)"),
         new("shareClients.roundRobin", "false", "HttpClient-based variants with shareClients: rotate clients per request, not per connection"),
@@ -112,6 +113,8 @@ public static class CommandLine
         };
         var downstreamTrust = LoadDownstreamTrust(config, uris);
         var client = ParseClient(config["client"]);
+        var downstreamProtocol = ParseDownstreamProtocol(config["downstreamProtocol"]);
+        CheckDownstreamProtocol(downstreamProtocol, client, uris);
         var shareClients = Bool(config, "shareClients", false);
         var shareClientsRoundRobin = Bool(config, "shareClients.roundRobin", false);
         var shareClientsCount = Int(config, "shareClients.count", Environment.ProcessorCount, 1, 4096);
@@ -153,6 +156,7 @@ public static class CommandLine
             {
                 Downstreams = [.. uris],
                 DownstreamTrust = downstreamTrust,
+                DownstreamProtocol = downstreamProtocol,
                 LoadBalancing = loadBalancing,
                 PassiveHealthReactivationPeriod = passiveHealthReactivationPeriod,
                 HealthCheckPath = healthCheckPath,
@@ -210,6 +214,39 @@ public static class CommandLine
     };
 
     /// <summary>http1, h2 or http1,h2 (either order, case-insensitive); null when not given (each listener's default).</summary>
+    public static DownstreamProtocol ParseDownstreamProtocol(string? value) => value?.Trim().ToLowerInvariant() switch
+    {
+        null or "" or "http1" => DownstreamProtocol.Http1,
+        "h2" => DownstreamProtocol.H2,
+        "h2c" => DownstreamProtocol.H2c,
+        _ => throw new OptionsException($"--downstreamProtocol '{value}' is not one of http1, h2, h2c."),
+    };
+
+    /// <summary>
+    /// The combinations that can work: h2 is negotiated by ALPN inside TLS (RFC 9113 §3.2), so it needs https://
+    /// downstreams; h2c is cleartext with prior knowledge (RFC 9113 §3.3), so it needs http:// ones (h2c over TLS does not
+    /// exist); and only the HttpClient-based variants have an HTTP/2 client.
+    /// </summary>
+    private static void CheckDownstreamProtocol(DownstreamProtocol protocol, ClientKind client, List<Uri> downstreams)
+    {
+        if (protocol == DownstreamProtocol.Http1)
+        {
+            return;
+        }
+        var name = ProxyOptions.Name(protocol);
+        if (client == ClientKind.LLHttp)
+        {
+            throw new OptionsException($"--downstreamProtocol {name} needs --client httpclient, httpclient-httpcontext or yarp: llhttp has no HTTP/2 client yet.");
+        }
+        var scheme = protocol == DownstreamProtocol.H2 ? Uri.UriSchemeHttps : Uri.UriSchemeHttp;
+        if (downstreams.FirstOrDefault(d => d.Scheme != scheme) is { } other)
+        {
+            throw new OptionsException(protocol == DownstreamProtocol.H2
+                ? $"--downstreamProtocol h2 needs https:// downstreams (HTTP/2 over TLS with ALPN); {other.GetLeftPart(UriPartial.Authority)} is not (h2c is HTTP/2 in cleartext)."
+                : $"--downstreamProtocol h2c needs http:// downstreams (HTTP/2 in cleartext); {other.GetLeftPart(UriPartial.Authority)} is not (h2 is HTTP/2 over TLS).");
+        }
+    }
+
     public static ListenProtocols? ParseProtocols(string? value)
     {
         if (string.IsNullOrWhiteSpace(value))

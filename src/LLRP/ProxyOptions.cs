@@ -64,6 +64,13 @@ public sealed class ProxyOptions
 
     public ClientKind Client { get; init; } = ClientKind.LLHttp;
 
+    public static string Name(DownstreamProtocol protocol) => protocol switch
+    {
+        DownstreamProtocol.H2 => "h2",
+        DownstreamProtocol.H2c => "h2c",
+        _ => "http1",
+    };
+
     // "shareClients*" keep the original LLRP's names so crank's --application.environmentVariables works.
     public bool ShareClients { get; init; }
     public bool ShareClientsRoundRobin { get; init; }
@@ -165,7 +172,7 @@ public sealed class ProxyOptions
 
     public string Describe() =>
         string.Create(CultureInfo.InvariantCulture,
-            $"LLRP client={Name(Client)} downstream={string.Join(';', (object[])Balancing.Downstreams)} shareClients={ShareClients} " +
+            $"LLRP client={Name(Client)} downstream={string.Join(';', (object[])Balancing.Downstreams)} downstreamProtocol={Name(Balancing.DownstreamProtocol)} shareClients={ShareClients} " +
             $"shareClients.roundRobin={ShareClientsRoundRobin} shareClients.count={ShareClientsCount} " +
             $"maxRequestLineSize={Limits.MaxRequestLineSize} maxRequestHeadersTotalSize={Limits.MaxRequestHeadersTotalSize} " +
             $"maxRequestHeaderCount={Limits.MaxRequestHeaderCount} maxRequestBodySize={Limits.MaxRequestBodySize} " +

@@ -25,6 +25,7 @@ public sealed class CommandLineTests
         { "downstream", "ftp://127.0.0.1:1", "is not an http://HOST:PORT or https://HOST:PORT address (paths and queries are not supported)" },
         { "downstreamTrust", "/nonexistent/ca.pem", "does not exist" },
         { "client", "nginx", "is not one of llhttp, httpclient, httpclient-httpcontext, yarp" },
+        { "downstreamProtocol", "http2", "is not one of http1, h2, h2c" },
         { "protocols", "h3", "is not one of http1, h2, http1,h2" },
         { "frontEnd", "nginx", "is not one of raw, kestrel" },
         { "http2MaxConcurrentStreams", "0", "is not a whole number from 1 to 1000000" },
@@ -103,6 +104,7 @@ public sealed class CommandLineTests
           --tlsHandshakeTimeout              10                     seconds a client may take to complete its TLS handshake; then the connection closes (Kestrel's default)
           --downstream                       (required)             one or more http://HOST:PORT or https://HOST:PORT, ';'-separated; loadBalancing chooses among them
           --downstreamTrust                                         https downstreams: a PEM bundle of CA certificates trusted besides the system store
+          --downstreamProtocol               http1                  what requests speak downstream: http1, h2 (TLS with ALPN h2, https:// downstreams) or h2c (prior-knowledge cleartext, http:// downstreams); h2 and h2c need an HttpClient-based --client
           --client                           llhttp                 forwarding variant: llhttp, httpclient, httpclient-httpcontext or yarp
           --shareClients                     false                  share clients across inbound connections (llhttp: one LIFO connection pool per downstream)
           --shareClients.roundRobin          false                  HttpClient-based variants with shareClients: rotate clients per request, not per connection
@@ -267,6 +269,47 @@ public sealed class CommandLineTests
 
         Assert.True(result.ExitCode == 2, result.ToString());
         Assert.Equal(["LLRP: --protocols http1,h2 on an http:// listener needs --frontEnd raw (Kestrel cannot serve both without TLS)."], result.Errors);
+    }
+
+    [Theory]
+    [InlineData("http1", DownstreamProtocol.Http1)]
+    [InlineData("h2", DownstreamProtocol.H2)]
+    [InlineData("H2C", DownstreamProtocol.H2c)]
+    public void DownstreamProtocol_takes_http1_h2_or_h2c(string value, DownstreamProtocol expected) =>
+        Assert.Equal(expected, CommandLine.ParseDownstreamProtocol(value));
+
+    // h2 is negotiated by ALPN inside TLS, h2c is cleartext with prior knowledge; any other pairing cannot work.
+    [Theory]
+    [InlineData("h2", "http://127.0.0.1:9", "httpclient", "--downstreamProtocol h2 needs https:// downstreams (HTTP/2 over TLS with ALPN); http://127.0.0.1:9 is not (h2c is HTTP/2 in cleartext).")]
+    [InlineData("h2", "https://localhost:9;http://127.0.0.1:9", "yarp", "--downstreamProtocol h2 needs https:// downstreams (HTTP/2 over TLS with ALPN); http://127.0.0.1:9 is not (h2c is HTTP/2 in cleartext).")]
+    [InlineData("h2c", "https://localhost:9", "httpclient-httpcontext", "--downstreamProtocol h2c needs http:// downstreams (HTTP/2 in cleartext); https://localhost:9 is not (h2 is HTTP/2 over TLS).")]
+    [InlineData("h2c", "http://127.0.0.1:9", "llhttp", "--downstreamProtocol h2c needs --client httpclient, httpclient-httpcontext or yarp: llhttp has no HTTP/2 client yet.")]
+    [InlineData("h2", "https://localhost:9", "llhttp", "--downstreamProtocol h2 needs --client httpclient, httpclient-httpcontext or yarp: llhttp has no HTTP/2 client yet.")]
+    public void DownstreamProtocol_refuses_a_scheme_or_client_it_cannot_speak_with(string protocol, string downstream, string client, string expected)
+    {
+        var settings = new Dictionary<string, string?> { ["downstream"] = downstream, ["downstreamProtocol"] = protocol, ["client"] = client };
+
+        Assert.Equal(expected, Assert.Throws<OptionsException>(() => CommandLine.Read(Configuration(settings))).Message);
+    }
+
+    [Theory]
+    [InlineData("h2", "https://localhost:9")]
+    [InlineData("h2c", "http://127.0.0.1:9")]
+    [InlineData("http1", "https://localhost:9;http://127.0.0.1:9")]
+    public void DownstreamProtocol_takes_the_schemes_it_speaks_with(string protocol, string downstream)
+    {
+        var settings = new Dictionary<string, string?> { ["downstream"] = downstream, ["downstreamProtocol"] = protocol, ["client"] = "yarp" };
+
+        Assert.Equal(CommandLine.ParseDownstreamProtocol(protocol), CommandLine.Read(Configuration(settings)).Balancing.DownstreamProtocol);
+    }
+
+    [Fact]
+    public async Task Llhttp_with_an_http2_downstream_is_one_line_and_exit_2()
+    {
+        var result = await ProgramRun.RunAsync(["--downstream", Downstream, "--downstreamProtocol", "h2c"]);
+
+        Assert.True(result.ExitCode == 2, result.ToString());
+        Assert.Equal(["LLRP: --downstreamProtocol h2c needs --client httpclient, httpclient-httpcontext or yarp: llhttp has no HTTP/2 client yet."], result.Errors);
     }
 
     [Theory]

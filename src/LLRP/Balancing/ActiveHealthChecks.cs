@@ -20,6 +20,8 @@ internal sealed class ActiveHealthChecks : IDisposable
     private readonly int _rise;
     private readonly ILogger _logger;
     private readonly HttpClient _client;
+    // The downstreams' protocol (--downstreamProtocol): an h2c-only origin would refuse an HTTP/1.1 probe.
+    private readonly Version _version;
     private readonly CancellationTokenSource _stop = new();
     // Per destination: successes (> 0) or failures (< 0) in a row; touched by the one probe loop only.
     private readonly int[] _streaks;
@@ -35,6 +37,7 @@ internal sealed class ActiveHealthChecks : IDisposable
         _rise = options.HealthCheckRise;
         _logger = logger;
         _streaks = new int[destinations.Length];
+        _version = options.DownstreamVersion;
         _client = new HttpClient(new SocketsHttpHandler
         {
             UseProxy = false,
@@ -82,7 +85,11 @@ internal sealed class ActiveHealthChecks : IDisposable
             deadline.CancelAfter(_timeout);
             try
             {
-                using var request = new HttpRequestMessage(HttpMethod.Get, destination.Id + _path) { Version = HttpVersion.Version11 };
+                using var request = new HttpRequestMessage(HttpMethod.Get, destination.Id + _path)
+                {
+                    Version = _version,
+                    VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+                };
                 using var response = await _client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, deadline.Token);
                 if (!response.IsSuccessStatusCode)
                 {

@@ -19,6 +19,7 @@ internal sealed class ProxyFeatureCollection : IFeatureCollection
         typeof(IHttpRequestBodyDetectionFeature),
         typeof(IHttpRequestLifetimeFeature),
         typeof(IHttpConnectionFeature),
+        typeof(IHttpResponseTrailersFeature),
     ];
 
     private readonly object[] _defaults;
@@ -33,9 +34,10 @@ internal sealed class ProxyFeatureCollection : IFeatureCollection
         IHttpResponseBodyFeature responseBody,
         IHttpRequestBodyDetectionFeature bodyDetection,
         IHttpRequestLifetimeFeature lifetime,
-        IHttpConnectionFeature connection)
+        IHttpConnectionFeature connection,
+        IHttpResponseTrailersFeature trailers)
     {
-        _defaults = [request, response, responseBody, bodyDetection, lifetime, connection];
+        _defaults = [request, response, responseBody, bodyDetection, lifetime, connection, trailers];
         _slots = (object?[])_defaults.Clone();
     }
 

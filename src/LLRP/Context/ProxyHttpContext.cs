@@ -10,7 +10,7 @@ namespace LLRP.Context;
 /// feature collection that provides exactly what HttpForwarder reads and writes:
 /// <list type="bullet">
 /// <item><see cref="RequestFeature"/>: IHttpRequestFeature and IHttpRequestBodyDetectionFeature, from RequestHead and RequestBodyReader;</item>
-/// <item><see cref="ResponseFeature"/>: IHttpResponseFeature and IHttpResponseBodyFeature, into ResponseWriter;</item>
+/// <item><see cref="ResponseFeature"/>: IHttpResponseFeature, IHttpResponseBodyFeature and IHttpResponseTrailersFeature, into ResponseWriter;</item>
 /// <item><see cref="LifetimeFeature"/>: IHttpRequestLifetimeFeature; <see cref="ConnectionFeature"/>: IHttpConnectionFeature.</item>
 /// </list>
 /// Like Kestrel's pooled HttpProtocol, the whole graph (context, request/response objects, features, header
@@ -30,7 +30,7 @@ internal sealed class ProxyHttpContext
     public ProxyHttpContext()
     {
         _response = new ResponseFeature(_lifetime);
-        _features = new ProxyFeatureCollection(_request, _response, _response, _request, _lifetime, _connection);
+        _features = new ProxyFeatureCollection(_request, _response, _response, _request, _lifetime, _connection, _response);
         HttpContext = new DefaultHttpContext(_features);
     }
 
@@ -39,9 +39,12 @@ internal sealed class ProxyHttpContext
     /// <summary>HttpContext.Abort() was called: the response must not be completed; the client connection must be aborted.</summary>
     public bool IsAborted => _lifetime.IsAborted;
 
-    /// <summary>Resets the context for <paramref name="exchange"/>, the request in flight on its connection.</summary>
     private Exchange? _exchange;
 
+    /// <summary>The exchange the context is started for.</summary>
+    public Exchange Exchange => _exchange!;
+
+    /// <summary>Resets the context for <paramref name="exchange"/>, the request in flight on its connection.</summary>
     public HttpContext Start(Exchange exchange)
     {
         _features.Reset();

@@ -63,7 +63,8 @@ internal sealed class RequestFeature : IHttpRequestFeature, IHttpRequestBodyDete
     public void Start(Exchange exchange)
     {
         var head = exchange.Head;
-        Protocol = head.Version == KestrelVersion.Http10 ? HttpProtocol.Http10 : HttpProtocol.Http11;
+        // The protocol the client spoke (YARP streams a gRPC request body with a flush per write only from an HTTP/2 client).
+        Protocol = head.Http2 ? HttpProtocol.Http2 : head.Version == KestrelVersion.Http10 ? HttpProtocol.Http10 : HttpProtocol.Http11;
         Scheme = exchange.Tls ? "https" : "http";
         Method = MethodString(head);
         PathBase = "";

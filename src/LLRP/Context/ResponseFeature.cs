@@ -21,7 +21,7 @@ namespace LLRP.Context;
 /// body is complete is left to it.
 /// One instance per connection; <see cref="Reset"/> per request.
 /// </summary>
-internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyFeature
+internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyFeature, IHttpResponseTrailersFeature
 {
     // Where the bytes of a body that is not sent (HEAD, 204, 304) go: shared, because nobody ever reads it.
     private static readonly byte[] s_discard = new byte[16 * 1024];
@@ -38,6 +38,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
     }
 
     private readonly HeaderDictionary _ownHeaders = new();
+    private readonly HeaderDictionary _ownTrailers = new();
     private readonly LifetimeFeature _lifetime;
     private readonly BodyStream _stream;
     private readonly BodyWriter _writer;
@@ -56,6 +57,7 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         _stream = new BodyStream(this);
         _writer = new BodyWriter(this);
         Headers = _ownHeaders;
+        Trailers = _ownTrailers;
         Body = _stream;
     }
 
@@ -75,6 +77,13 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
     public Stream Body { get; set; }
     public bool HasStarted { get; private set; }
 
+    /// <summary>
+    /// The trailer fields to send, collected until <see cref="CompleteAsync"/> hands them to the writer, whose trailer
+    /// policy decides which reach the client (only an HTTP/2 client, from an HTTP/2 downstream). Always writable, so
+    /// YARP's HttpForwarder copies the downstream's trailers here as HttpClient's variant does.
+    /// </summary>
+    public IHeaderDictionary Trailers { get; set; }
+
     Stream IHttpResponseBodyFeature.Stream => _stream;
     PipeWriter IHttpResponseBodyFeature.Writer => _writer;
 
@@ -86,6 +95,8 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         _ownHeaders.IsReadOnly = false;
         _ownHeaders.Clear();
         Headers = _ownHeaders;
+        _ownTrailers.Clear();
+        Trailers = _ownTrailers;
         Body = _stream;
         HasStarted = _bodyFollows = _completed = false;
         _lease = Lease.None;
@@ -140,6 +151,16 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         ThrowIfAborted();
         await StartAsync(completing: true);
         _completed = true;
+        foreach (var (name, values) in Trailers)
+        {
+            foreach (var value in values)
+            {
+                if (value is not null)
+                {
+                    _exchange.Response.WriteTrailer(name, value);
+                }
+            }
+        }
         if (_bodyFollows)
         {
             _exchange.Response.CompleteBody();

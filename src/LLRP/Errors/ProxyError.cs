@@ -26,7 +26,7 @@ internal enum ProxyError : byte
     VersionNotSupported,
     /// <summary>No connection to the downstream, or it failed before a response (RFC 9110 §15.6.3): 502.</summary>
     DownstreamUnavailable,
-    /// <summary>The downstream answered something that is not valid HTTP/1.1 or cannot be framed safely: 502.</summary>
+    /// <summary>The downstream answered something that is not valid HTTP (1.1 or 2) or cannot be framed safely: 502.</summary>
     DownstreamInvalidResponse,
     /// <summary>The downstream made no progress within downstreamResponseTimeout (RFC 9110 §15.6.5): 504.</summary>
     DownstreamTimeout,

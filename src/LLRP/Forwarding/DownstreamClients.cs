@@ -9,6 +9,8 @@ namespace LLRP.Forwarding;
 /// The HttpMessageInvoker clients of the httpclient, httpclient-httpcontext and yarp variants: SocketsHttpHandler, one
 /// per inbound connection by default, or a shared set ("shareClients") assigned per connection or rotated per request
 /// ("shareClients.roundRobin"). The three variants get the same clients, so that they differ only in the layers above.
+/// They are also the one place that decides what the requests speak downstream (<see cref="Version"/>, from
+/// --downstreamProtocol): every request these variants build or hand to YARP takes its version from here.
 /// </summary>
 internal sealed class DownstreamClients : IDisposable
 {
@@ -19,12 +21,35 @@ internal sealed class DownstreamClients : IDisposable
     public DownstreamClients(ProxyOptions options)
     {
         _options = options;
+        Version = options.Balancing.DownstreamVersion;
         _shared = new HttpMessageInvoker[options.ShareClients ? options.ShareClientsCount : 0];
         for (var i = 0; i < _shared.Length; i++)
         {
             _shared[i] = CreateInvoker(options);
         }
     }
+
+    /// <summary>
+    /// The HTTP version of every forwarded request, sent exactly (RequestVersionExact: no downgrade, no upgrade). HTTP/2
+    /// goes with prior knowledge to http:// downstreams (h2c) or over TLS with ALPN h2 to https:// ones (see
+    /// <see cref="Prefix"/>).
+    /// </summary>
+    public Version Version { get; }
+
+    /// <summary>
+    /// The scheme and authority the forwarded URIs start with. HTTP/1.1 and h2c: "http://host:port" whatever the
+    /// scheme (<see cref="Balancing.Destination.InvokerPrefix"/>; TLS, if any, in <see cref="TlsConnect"/>). h2: the
+    /// https:// address itself, because HTTP/2 puts the scheme on the wire (:scheme, RFC 9113 §8.3.1) and an origin over
+    /// TLS refuses "http" there (Kestrel resets the stream with PROTOCOL_ERROR); the handler then runs the TLS handshake
+    /// itself, offering h2 by ALPN and failing the request when the downstream does not choose it. Its SNI is the
+    /// request's Host (SocketsHttpHandler names the peer after :authority); the certificate is still checked against the
+    /// downstream's own name (<see cref="Tls.DownstreamTrust.ForHosts"/>).
+    /// </summary>
+    public string Prefix(Balancing.Destination destination) =>
+        _options.Balancing.DownstreamProtocol == DownstreamProtocol.H2 ? destination.Id : destination.InvokerPrefix;
+
+    /// <summary>Whether the requests speak HTTP/2 downstream (trailers can come back, TE: trailers may go).</summary>
+    public bool Http2 => Version.Major == 2;
 
     public string Description => _options.ShareClients
         ? $"{ProxyOptions.Name(_options.Client)}: {_shared.Length} shared clients, {(_options.ShareClientsRoundRobin ? "rotated per request" : "assigned per connection")}"
@@ -47,6 +72,9 @@ internal sealed class DownstreamClients : IDisposable
     // keep cookies or go through another proxy.
     private static HttpMessageInvoker CreateInvoker(ProxyOptions options) => new(new SocketsHttpHandler
     {
+        SslOptions = options.Balancing.DownstreamProtocol == DownstreamProtocol.H2
+            ? new SslClientAuthenticationOptions { RemoteCertificateValidationCallback = options.Balancing.DownstreamTrust.ForHosts(HttpsHosts(options)) }
+            : new SslClientAuthenticationOptions(),
         UseProxy = false,
         AllowAutoRedirect = false,
         AutomaticDecompression = DecompressionMethods.None,
@@ -57,7 +85,10 @@ internal sealed class DownstreamClients : IDisposable
         // Field values may carry obs-text (RFC 9110 §5.5); Latin-1 moves those bytes through unchanged.
         RequestHeaderEncodingSelector = static (_, _) => Encoding.Latin1,
         ResponseHeaderEncodingSelector = static (_, _) => Encoding.Latin1,
-        ConnectCallback = TlsConnect(options),
+        ConnectCallback = options.Balancing.DownstreamProtocol == DownstreamProtocol.H2 ? null : TlsConnect(options),
+        // HTTP/2: a connection whose streams reach the downstream's SETTINGS_MAX_CONCURRENT_STREAMS opens another instead of
+        // queueing requests, as YARP's benchmark app configures its handler; irrelevant to HTTP/1.1.
+        EnableMultipleHttp2Connections = true,
     }, disposeHandler: true);
 
     /// <summary>
@@ -106,6 +137,9 @@ internal sealed class DownstreamClients : IDisposable
             }
         };
     }
+
+    private static string[] HttpsHosts(ProxyOptions options) =>
+        [.. options.Balancing.Downstreams.Where(d => d.Scheme == Uri.UriSchemeHttps).Select(d => d.IdnHost).Distinct()];
 
     public void Dispose()
     {

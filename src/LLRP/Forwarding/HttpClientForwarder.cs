@@ -33,9 +33,15 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
         {
             return;
         }
+        if (writer.SendsHeadAtOnce && (await writer.FlushAsync()).IsCompleted)
+        {
+            ProxyThrow.ClientGone();
+        }
 
         var body = await response.Content.ReadAsStreamAsync(exchange.Aborted);
-        while (writer.ExpectsMoreBody)
+        // With trailers to relay the body is read to its end even after its Content-Length: HttpClient fills
+        // TrailingHeaders only then (a byte beyond the length is the downstream's error, as ever).
+        while (writer.ExpectsMoreBody || writer.CanSendTrailers)
         {
             var read = await ReadBodyAsync(body, writer.GetBodyMemory(), exchange, exchange.Aborted);
             if (read == 0)
@@ -44,6 +50,7 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
             }
             await exchange.ResponseBodyReceivedAsync(read);
         }
+        ForEachTrailer(response, writer, static (writer, name, value) => writer.WriteTrailer(name, value));
         writer.CompleteBody();
     }
 
@@ -53,7 +60,7 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
         var request = NewRequest(Method(head), DownstreamPrefix + Encoding.ASCII.GetString(head.Target));
         if (head.Framing != BodyFraming.None)
         {
-            request.Content = new BodyContent(exchange, head.Framing == BodyFraming.ContentLength ? head.ContentLength : null);
+            request.Content = new BodyContent(exchange, head.Framing == BodyFraming.ContentLength ? head.ContentLength : null, Http2Downstream);
             request.Headers.TransferEncodingChunked = head.Framing == BodyFraming.Chunked;
             ExpectContinueForLargeOrChunkedBody(request.Headers, head);
         }
@@ -75,6 +82,7 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
             }
         }
         exchange.AddProxyFieldsTo(headers);
+        AcceptTrailersFromDownstream(headers, exchange);
         return request;
     }
 
@@ -92,7 +100,7 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
     };
 
     /// <summary>Streams the client's de-framed body from the exchange's <see cref="RequestBodyReader"/>.</summary>
-    private sealed class BodyContent(Exchange exchange, long? length) : RequestContent(length)
+    private sealed class BodyContent(Exchange exchange, long? length, bool flushEachWrite) : RequestContent(length, flushEachWrite)
     {
         protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context, CancellationToken cancellationToken)
         {
@@ -117,7 +125,7 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
                     {
                         return;
                     }
-                    await stream.WriteAsync(buffer.AsMemory(0, read), cancellationToken);
+                    await WritePieceAsync(stream, buffer.AsMemory(0, read), cancellationToken);
                     exchange.RestartDeadline();
                 }
             }

@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Net;
 using System.Net.Http.Headers;
 using LLRP.Balancing;
@@ -47,6 +48,10 @@ internal sealed class HttpContextForwarder(DownstreamClients clients, Downstream
             // only in the layer in between. GetMemory sends the head (HEAD/204/304 then get memory that is discarded).
             var body = await response.Content.ReadAsStreamAsync(aborted);
             var writer = target.BodyWriter;
+            if (exchange.Response.SendsHeadAtOnce && (await writer.FlushAsync(aborted)).IsCompleted)
+            {
+                ProxyThrow.ClientGone();
+            }
             while (true)
             {
                 var read = await ReadBodyAsync(body, writer.GetMemory(), exchange, aborted);
@@ -60,6 +65,7 @@ internal sealed class HttpContextForwarder(DownstreamClients clients, Downstream
                     ProxyThrow.ClientGone();
                 }
             }
+            ForEachTrailer(response, target, static (target, name, value) => target.AppendTrailer(name, value));
             await target.CompleteAsync();
         }
         finally
@@ -76,7 +82,7 @@ internal sealed class HttpContextForwarder(DownstreamClients clients, Downstream
         var contentLength = source.ContentLength;
         if (contentLength is not null || context.Features.Get<IHttpRequestBodyDetectionFeature>()?.CanHaveBody == true)
         {
-            request.Content = new RequestStreamContent(source.Body, contentLength);
+            request.Content = new RequestStreamContent(source.Body, contentLength, Http2Downstream);
         }
 
         // The fields are the request side's policy already applied (RequestFeature): end-to-end fields, Host, and the
@@ -94,13 +100,33 @@ internal sealed class HttpContextForwarder(DownstreamClients clients, Downstream
             }
         }
         _context.AddProxyFields(headers);
+        AcceptTrailersFromDownstream(headers, _context.Exchange);
         return request;
     }
 
     /// <summary>Streams HttpContext.Request.Body.</summary>
-    private sealed class RequestStreamContent(Stream body, long? length) : RequestContent(length)
+    private sealed class RequestStreamContent(Stream body, long? length, bool flushEachWrite) : RequestContent(length, flushEachWrite)
     {
-        protected override Task SerializeToStreamAsync(Stream stream, TransportContext? context, CancellationToken cancellationToken) =>
-            body.CopyToAsync(stream, RequestBodyBufferSize, cancellationToken);
+        protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context, CancellationToken cancellationToken)
+        {
+            if (!FlushEachWrite)
+            {
+                await body.CopyToAsync(stream, RequestBodyBufferSize, cancellationToken);
+                return;
+            }
+            var buffer = ArrayPool<byte>.Shared.Rent(RequestBodyBufferSize);
+            try
+            {
+                int read;
+                while ((read = await body.ReadAsync(buffer, cancellationToken)) > 0)
+                {
+                    await WritePieceAsync(stream, buffer.AsMemory(0, read), cancellationToken);
+                }
+            }
+            finally
+            {
+                ArrayPool<byte>.Shared.Return(buffer);
+            }
+        }
     }
 }

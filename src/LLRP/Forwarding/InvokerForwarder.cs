@@ -23,7 +23,10 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
     private Destination? _current;
 
     /// <summary>The current downstream's scheme and authority, to which the request-target is appended.</summary>
-    protected string DownstreamPrefix => _current!.InvokerPrefix;
+    protected string DownstreamPrefix => clients.Prefix(_current!);
+
+    /// <summary>The requests speak HTTP/2 downstream (<see cref="DownstreamClients.Version"/>).</summary>
+    protected bool Http2Downstream => clients.Http2;
 
     /// <summary>The invoker for this request (the connection's, or the next shared one in round-robin mode).</summary>
     protected HttpMessageInvoker Invoker => clients.Pick(invoker);
@@ -86,6 +89,7 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
         {
             throw exchange.RequestFailure ?? ConnectTimedOut(e);
         }
+        exchange.Response.ReceivedWith(response.Version);
         if (response.StatusCode == HttpStatusCode.SwitchingProtocols)
         {
             // SocketsHttpHandler returns a 101 as the final response, its connection then a raw stream. RFC 9110 §15.2.2:
@@ -126,8 +130,10 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
         var connect = e.HttpRequestError is HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError or HttpRequestError.SecureConnectionError;
         var (error, message) = e.HttpRequestError switch
         {
-            HttpRequestError.InvalidResponse => (ProxyError.DownstreamInvalidResponse, "The downstream response was not valid HTTP/1.1."),
+            HttpRequestError.InvalidResponse => (ProxyError.DownstreamInvalidResponse, "The downstream response was not valid HTTP."),
             HttpRequestError.ResponseEnded => (ProxyError.DownstreamUnavailable, "The downstream closed the connection before a complete response."),
+            // HTTP/2: the downstream reset this stream (RST_STREAM) or broke the protocol's rules; not its connection failing.
+            HttpRequestError.HttpProtocolError => (ProxyError.DownstreamInvalidResponse, "The downstream reset the HTTP/2 stream or broke the protocol."),
             _ => (ProxyError.DownstreamUnavailable, "The downstream could not be reached."),
         };
         var connectionFailed = !aborted && error == ProxyError.DownstreamUnavailable && (connect || IsConnectionFailure(e));
@@ -138,9 +144,13 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
     /// <summary>
     /// Whether HttpClient's failure is its connection failing: an I/O failure (a reset, a close mid-body), or the
     /// response ended before it was complete.
+    /// An HTTP/2 stream reset (HttpProtocolException) is the downstream ending one stream, not its connection: a healthy
+    /// origin does that (a gRPC server cancelling a call), so passive health does not count it.
     /// </summary>
     protected static bool IsConnectionFailure(Exception? e) =>
-        e is IOException or HttpRequestException { HttpRequestError: HttpRequestError.ResponseEnded } or HttpRequestException { InnerException: IOException };
+        e is IOException and not HttpProtocolException ||
+        e is HttpRequestException { HttpRequestError: HttpRequestError.ResponseEnded } ||
+        e is HttpRequestException { InnerException: IOException and not HttpProtocolException };
 
     /// <summary>HttpClient's token-independent cancellation before a response: its connect timeout; nothing was sent.</summary>
     protected static ProxyException ConnectTimedOut(OperationCanceledException e) =>
@@ -233,8 +243,14 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
     /// the client's "Expect" is answered by the proxy and never forwarded. A smaller Content-Length body is sent without
     /// it, so small uploads of a known size do not pay the round trip.
     /// </summary>
-    protected static void ExpectContinueForLargeOrChunkedBody(HttpRequestHeaders headers, RequestHead head)
+    protected void ExpectContinueForLargeOrChunkedBody(HttpRequestHeaders headers, RequestHead head)
     {
+        // HTTP/2 streams are full duplex in SocketsHttpHandler (the response comes back while the body is still sent), so
+        // the reason above is HTTP/1.1's alone; a gRPC stream would otherwise wait for 100 before its first message.
+        if (clients.Http2)
+        {
+            return;
+        }
         if (head.Framing == BodyFraming.Chunked ||
             (head.Framing == BodyFraming.ContentLength && head.ContentLength >= ExpectContinueMinimumContentLength))
         {
@@ -242,13 +258,44 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
         }
     }
 
+    /// <summary>
+    /// "TE: trailers" to an HTTP/2 downstream when the client sent it and can be given trailers (an HTTP/2 client):
+    /// RFC 9113 §8.2.2 allows exactly that TE, and gRPC servers may require it. SocketsHttpHandler sends no other TE
+    /// value over HTTP/2. Not to an HTTP/1.1 downstream: its chunked trailers are not relayed.
+    /// </summary>
+    protected void AcceptTrailersFromDownstream(HttpRequestHeaders headers, Exchange exchange)
+    {
+        if (clients.Http2 && exchange.Response.ClientTakesTrailers && exchange.Head.AcceptsTrailers())
+        {
+            headers.TryAddWithoutValidation("TE", "trailers");
+        }
+    }
+
+    /// <summary>
+    /// The response's trailer fields (HttpClient fills them once the body was read to its end) to <paramref name="add"/>;
+    /// the shared writer's trailer policy decides what reaches the client (<see cref="ResponseWriter.WriteTrailer"/>).
+    /// </summary>
+    protected static void ForEachTrailer<TTarget>(HttpResponseMessage response, TTarget target, Action<TTarget, string, string> add)
+    {
+        foreach (var (name, values) in response.TrailingHeaders.NonValidated)
+        {
+            foreach (var value in values)
+            {
+                add(target, name, value);
+            }
+        }
+    }
+
     /// <summary>An absolute URI whose path and query are sent exactly as written.</summary>
     protected static Uri RawUri(string uri) => new(uri, s_rawUri);
 
-    /// <summary>An HTTP/1.1 request to <paramref name="uri"/>, whose path and query are sent exactly as the client wrote them.</summary>
-    protected static HttpRequestMessage NewRequest(HttpMethod method, string uri) => new(method, RawUri(uri))
+    /// <summary>
+    /// A request to <paramref name="uri"/> in the downstream protocol (<see cref="DownstreamClients.Version"/>, exactly),
+    /// whose path and query are sent exactly as the client wrote them.
+    /// </summary>
+    protected HttpRequestMessage NewRequest(HttpMethod method, string uri) => new(method, RawUri(uri))
     {
-        Version = HttpVersion.Version11,
+        Version = clients.Version,
         VersionPolicy = HttpVersionPolicy.RequestVersionExact,
     };
 

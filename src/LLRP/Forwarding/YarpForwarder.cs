@@ -29,7 +29,7 @@ internal sealed class YarpForwarder : InvokerForwarder
         _forwarder = forwarder;
         _config = config;
         _context = new ProxyHttpContext();
-        _transformer = new LLRPTransformer(_context);
+        _transformer = new LLRPTransformer(_context, this);
     }
 
     protected override async ValueTask ForwardThroughInvokerAsync(Exchange exchange)
@@ -101,7 +101,7 @@ internal sealed class YarpForwarder : InvokerForwarder
     /// list does not do. The request fields are already the request side's policy applied (RequestFeature). One per
     /// connection, like the context.
     /// </summary>
-    private sealed class LLRPTransformer(ProxyHttpContext context) : HttpTransformer
+    private sealed class LLRPTransformer(ProxyHttpContext context, YarpForwarder forwarder) : HttpTransformer
     {
         /// <summary>The current request's head, for the expectation the other variants add too.</summary>
         public RequestHead Head { get; set; } = null!;
@@ -124,9 +124,10 @@ internal sealed class YarpForwarder : InvokerForwarder
                 }
             }
             context.AddProxyFields(headers);
+            forwarder.AcceptTrailersFromDownstream(headers, context.Exchange);
             if (proxyRequest.Content is not null)
             {
-                ExpectContinueForLargeOrChunkedBody(headers, Head);
+                forwarder.ExpectContinueForLargeOrChunkedBody(headers, Head);
             }
         }
 
@@ -136,6 +137,7 @@ internal sealed class YarpForwarder : InvokerForwarder
             {
                 // RFC 9112 §6.3 rule 5: a Content-Length the proxy cannot trust is a 502, as in the other variants.
                 DownstreamContentLength(proxyResponse);
+                context.Exchange.Response.ReceivedWith(proxyResponse.Version);
             }
             var copy = await base.TransformResponseAsync(httpContext, proxyResponse, cancellationToken);
             if (proxyResponse is null)
@@ -165,6 +167,12 @@ internal sealed class YarpForwarder : InvokerForwarder
                 {
                     RemoveIfNominated(fields, name, connectionOptions);
                 }
+            }
+            if (copy && context.Exchange.Response.SendsHeadAtOnce)
+            {
+                // The head is complete here (HttpForwarder set the status before this call and copies only the body
+                // after it); HttpForwarder itself would send it with the first body bytes.
+                await httpContext.Response.BodyWriter.FlushAsync(cancellationToken);
             }
             return copy;
         }

@@ -1,4 +1,3 @@
-using System.Net;
 using LLRP.Balancing;
 using LLRP.Exchanges;
 using Microsoft.Extensions.DependencyInjection;
@@ -7,9 +6,9 @@ using Yarp.ReverseProxy.Forwarder;
 namespace LLRP.Forwarding;
 
 /// <summary>The yarp variant: one HttpForwarder for the process, as YARP shares it, over <see cref="DownstreamClients"/>.</summary>
-internal sealed class YarpForwarderFactory(ProxyOptions options) : IForwarderFactory
+internal sealed class YarpForwarderFactory : IForwarderFactory
 {
-    private readonly DownstreamClients _clients = new(options);
+    private readonly DownstreamClients _clients;
 
     /// <summary>
     /// HttpForwarder from YARP's own registration (AddHttpForwarder) with logging that has no provider: nothing is
@@ -18,15 +17,21 @@ internal sealed class YarpForwarderFactory(ProxyOptions options) : IForwarderFac
     private readonly IHttpForwarder _forwarder =
         new ServiceCollection().AddLogging().AddHttpForwarder().BuildServiceProvider().GetRequiredService<IHttpForwarder>();
 
-    private readonly ForwarderRequestConfig _config = new()
+    private readonly ForwarderRequestConfig _config;
+
+    public YarpForwarderFactory(ProxyOptions options)
     {
-        // downstreamResponseTimeout is enforced by the connection's deadline, which cancels HttpContext.RequestAborted:
-        // YARP's own activity timer would be a second timer against the same deadline.
-        ActivityTimeout = Timeout.InfiniteTimeSpan,
-        // HTTP/1.1 exactly, as the other variants send.
-        Version = HttpVersion.Version11,
-        VersionPolicy = HttpVersionPolicy.RequestVersionExact,
-    };
+        _clients = new DownstreamClients(options);
+        _config = new ForwarderRequestConfig
+        {
+            // downstreamResponseTimeout is enforced by the connection's deadline, which cancels HttpContext.RequestAborted:
+            // YARP's own activity timer would be a second timer against the same deadline.
+            ActivityTimeout = Timeout.InfiniteTimeSpan,
+            // The downstream protocol exactly, as the other variants send it (DownstreamClients decides it).
+            Version = _clients.Version,
+            VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+        };
+    }
 
     public string Description => _clients.Description;
 

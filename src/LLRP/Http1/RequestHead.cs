@@ -293,6 +293,36 @@ internal sealed class RequestHead
         }
     }
 
+    /// <summary>
+    /// The client sent "TE: trailers" (RFC 9110 §10.1.4: it accepts trailer fields), the one TE an HTTP/2 request may carry
+    /// (RFC 9113 §8.2.2, checked in <see cref="AddField"/>). TE is hop-by-hop and never forwarded as a field; an HTTP/2
+    /// downstream is sent "TE: trailers" again when this is true and the client can be given trailers. Scanned on
+    /// demand, so the HTTP/1.1 path pays nothing for it.
+    /// </summary>
+    public bool AcceptsTrailers()
+    {
+        for (var i = 0; i < HeaderCount; i++)
+        {
+            if (_headers[i].Kind == HeaderKind.HopByHop && _headers[i].NameLength == 2 && ListContainsTrailers(Value(i)))
+            {
+                return true;
+            }
+        }
+        return false;
+
+        static bool ListContainsTrailers(ReadOnlySpan<byte> value)
+        {
+            foreach (var range in value.Split((byte)','))
+            {
+                if (Ascii.EqualsIgnoreCase(value[range].Trim((byte)' ').Trim((byte)'\t'), "trailers"u8))
+                {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
     /// <summary>The request came as an HTTP/2 stream (RFC 9110 §7.6.3: the Via it is forwarded with says "2").</summary>
     public bool Http2 { get; private set; }
 

@@ -38,7 +38,11 @@ internal sealed class ResponseWriter
     // Set when Kestrel frames the response for the client (an HTTP/2 stream, Kestrel's HTTP/1.1 front end): the status
     // and fields go to its response feature, the body to its body writer (_output).
     private IHttpResponseFeature? _feature;
+    // Kestrel's trailers of that response (an HTTP/2 stream): where the downstream's trailer fields go.
+    private IHttpResponseTrailersFeature? _trailers;
     private RequestHead _request = null!;
+    // The response came from the downstream over HTTP/2 (ReceivedWith): its Via says "2", and it may carry trailers.
+    private bool _receivedHttp2;
     private bool _chunked;
     private bool _untilClose;
     private bool _lengthKnown;
@@ -52,10 +56,11 @@ internal sealed class ResponseWriter
     /// connection-specific field reaches an HTTP/2 client, RFC 9113 §8.2.2) to <paramref name="feature"/>, the body to
     /// <paramref name="body"/>. Kestrel adds the framing: DATA frames and END_STREAM, or its own HTTP/1.1 framing.
     /// </summary>
-    public void Bind(IHttpResponseFeature feature, PipeWriter body)
+    public void Bind(IHttpResponseFeature feature, PipeWriter body, IHttpResponseTrailersFeature? trailers)
     {
         _feature = feature;
         _output = body;
+        _trailers = trailers;
     }
 
     /// <summary>Any byte of the final response was written: an error can no longer be answered with a status.</summary>
@@ -69,10 +74,59 @@ internal sealed class ResponseWriter
     public void Start(RequestHead request)
     {
         _request = request;
-        HasStarted = IsComplete = _chunked = _untilClose = _lengthKnown = false;
+        HasStarted = IsComplete = _chunked = _untilClose = _lengthKnown = _receivedHttp2 = false;
         MustClose = request.ClientWantsClose;
         _remaining = 0;
         _status = 0;
+    }
+
+    /// <summary>
+    /// The HTTP version the variant received the response with, before <see cref="EndHead"/>: HTTP/1.1 unless told
+    /// otherwise (llhttp speaks nothing else). RFC 9110 §7.6.3: the response's Via names it.
+    /// </summary>
+    public void ReceivedWith(Version version) => _receivedHttp2 = version.Major == 2;
+
+    /// <summary>
+    /// The head is to be sent as soon as it is written, not with the first body piece: a response received over HTTP/2
+    /// may be a stream whose head comes long before its first bytes (a gRPC server's early headers, a stream that waits
+    /// for the client's next message), and holding the head would stall the client. An HTTP/1.1 response keeps head and
+    /// first piece in one send.
+    /// </summary>
+    public bool SendsHeadAtOnce => _receivedHttp2;
+
+    /// <summary>
+    /// Trailer fields can reach this client: an HTTP/2 client through Kestrel's HTTP/2 (HEADERS with END_STREAM after
+    /// the body), from a response received over HTTP/2. Everywhere else they are dropped: an HTTP/1.1 client of the raw
+    /// front end gets the body without them (its chunked framing ends with an empty trailer section), as a response
+    /// from an HTTP/1.1 downstream loses the trailers its chunked framing carried (llhttp's decoder drops them).
+    /// </summary>
+    public bool CanSendTrailers => ClientTakesTrailers && _receivedHttp2;
+
+    /// <summary>This client can be sent trailer fields (an HTTP/2 stream), whatever the downstream speaks.</summary>
+    public bool ClientTakesTrailers => _trailers is not null && _request.Http2;
+
+    /// <summary>
+    /// One trailer field from the downstream, when <see cref="CanSendTrailers"/> (else dropped), through the policy of the
+    /// head plus what RFC 9110 §6.5.1 keeps out of trailers: framing (Content-Length, Transfer-Encoding), hop-by-hop
+    /// fields, Host, and pseudo-header fields (RFC 9113 §8.1: never in trailers). Call before <see cref="CompleteBody"/>.
+    /// </summary>
+    public void WriteTrailer(string name, string value)
+    {
+        if (!CanSendTrailers || name.Length == 0 || name[0] == ':')
+        {
+            return;
+        }
+        if (name.Length <= 32)
+        {
+            Span<byte> nameBytes = stackalloc byte[name.Length];
+            Encoding.Latin1.GetBytes(name, nameBytes);
+            var kind = FieldNames.Classify(nameBytes);
+            if (IsFramingOrHopByHop(kind) || kind == HeaderKind.Host)
+            {
+                return;
+            }
+        }
+        _trailers!.Trailers.Append(name, value);
     }
 
     /// <summary>Starts the final response head; interim (1xx) heads use <see cref="WriteInterimAsync"/>.</summary>
@@ -201,7 +255,7 @@ internal sealed class ResponseWriter
     // the body to it), and otherwise ends the body with the stream (HTTP/2) or frames it itself (chunked, close).
     private bool EndFeatureHead(DownstreamBody body, long contentLength)
     {
-        _feature!.Headers.Append("Via", "1.1 llrp");
+        _feature!.Headers.Append("Via", _receivedHttp2 ? "2 llrp" : "1.1 llrp");
         var noBody = body == DownstreamBody.None || _request.IsHead || _status == 204 || _status == 304;
         if (body == DownstreamBody.ContentLength && _status != 204)
         {
@@ -324,8 +378,8 @@ internal sealed class ResponseWriter
 
     public ValueTask<FlushResult> FlushAsync() => _output.FlushAsync();
 
-    // RFC 9110 §7.6.3: a proxy adds Via to responses too, naming the protocol it received the response with (1.1).
-    private void WriteVia() => Write("Via: 1.1 llrp\r\n"u8);
+    // RFC 9110 §7.6.3: a proxy adds Via to responses too, naming the protocol it received the response with.
+    private void WriteVia() => Write(_receivedHttp2 ? "Via: 2 llrp\r\n"u8 : "Via: 1.1 llrp\r\n"u8);
 
     private void WriteContentLength(long length)
     {

@@ -73,7 +73,7 @@ internal sealed class ExchangeSlot : IDisposable
         }
         Exchange.Rebind(connection.Peer.ForwardedFor, connection.Peer.Tls);
         Body.Bind(features.Get<IRequestBodyPipeFeature>()!.Reader);
-        Response.Bind(features.Get<IHttpResponseFeature>()!, features.Get<IHttpResponseBodyFeature>()!.Writer);
+        Response.Bind(features.Get<IHttpResponseFeature>()!, features.Get<IHttpResponseBodyFeature>()!.Writer, features.Get<IHttpResponseTrailersFeature>());
         try
         {
             try

@@ -12,7 +12,8 @@ namespace LLRP.Tls;
 /// </summary>
 public sealed class DownstreamTrust
 {
-    // ALPN: the downstreams speak HTTP/1.1 (every variant sends HTTP/1.1).
+    // ALPN: the downstreams speak HTTP/1.1 here (llhttp, and the HttpClient variants' http1 and h2c connections; their
+    // h2 connections are the handler's own handshake, see ForHosts).
     private static readonly List<SslApplicationProtocol> Http11 = [SslApplicationProtocol.Http11];
 
     private readonly X509Certificate2Collection? _authorities;
@@ -53,6 +54,26 @@ public sealed class DownstreamTrust
 
     /// <summary>For a SocketsHttpHandler that runs its own handshakes (active health checks): the same check.</summary>
     public RemoteCertificateValidationCallback? Callback => _authorities is null ? null : Validate;
+
+    /// <summary>
+    /// For a handler that names the TLS peer after the request's Host rather than the downstream: SocketsHttpHandler
+    /// over HTTP/2 to https:// downstreams, whose SNI and checked name are the request's :authority (the client's Host,
+    /// which the proxy forwards). The chain is checked as for every https downstream; the name against the downstreams'
+    /// own <paramref name="hosts"/> instead, so the certificate must still be the downstream's.
+    /// </summary>
+    public RemoteCertificateValidationCallback ForHosts(IReadOnlyCollection<string> hosts) => (sender, certificate, chain, errors) =>
+    {
+        if (certificate is not X509Certificate2 presented || (errors & SslPolicyErrors.RemoteCertificateNotAvailable) != 0)
+        {
+            return false;
+        }
+        var chainErrors = errors & ~SslPolicyErrors.RemoteCertificateNameMismatch;
+        if (chainErrors != SslPolicyErrors.None && (_authorities is null || !Validate(sender, certificate, chain, chainErrors)))
+        {
+            return false;
+        }
+        return hosts.Any(host => presented.MatchesHostname(host));
+    };
 
     /// <summary>
     /// Trusted by the system store, or chained to one of the added authorities. Any other error (a name mismatch, no

@@ -43,13 +43,16 @@ public static class TestCertificates
     };
 
     /// <summary>An HttpClient for https:// proxy listeners that trusts the suite's CA.</summary>
-    public static HttpClient HttpClient() => new(new SocketsHttpHandler
+    public static HttpClient HttpClient() => new(Handler())
+    {
+        Timeout = Wire.Cap,
+    };
+
+    /// <summary>A handler that trusts the suite's CA (and nothing else), for clients that take a handler (gRPC's channel).</summary>
+    public static SocketsHttpHandler Handler() => new()
     {
         UseProxy = false,
         SslOptions = new SslClientAuthenticationOptions { CertificateChainPolicy = TrustingAuthority() },
-    })
-    {
-        Timeout = Wire.Cap,
     };
 
     private static X509ChainPolicy TrustingAuthority()
