@@ -36,6 +36,26 @@ pass() { log "ok:   $*"; }
 command -v ss > /dev/null || { log "SKIP: 'ss' (iproute2) is not installed"; exit 77; }
 command -v jq > /dev/null || { log "SKIP: 'jq' is not installed"; exit 77; }
 
+# The servers the scenarios run and the load tool, installed as crank/run-local.sh installs them (its own install is
+# off below: the run is inside network namespaces, where no package source is reachable).
+need=()
+command -v wrk > /dev/null || need+=(wrk)
+for s in "${scenarios[@]}"; do
+  case "$s" in
+    nginx) [ -x /usr/sbin/nginx ] || need+=(nginx-light) ;;
+    haproxy) [ -x /usr/sbin/haproxy ] || need+=(haproxy) ;;
+  esac
+done
+if [ "${#need[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get > /dev/null; then
+    log "installing ${need[*]} (apt-get)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" > /dev/null
+  else
+    log "SKIP: ${need[*]} not installed, and this is not root with apt-get to install them"
+    exit 77
+  fi
+fi
+
 declare -A ns=() address=()
 while read -r role name addr; do ns[$role]="$name"; address[$role]="$addr"; done < <("$hosts" describe)
 
