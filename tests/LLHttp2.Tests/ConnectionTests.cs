@@ -236,6 +236,22 @@ public class Rfc9113_5_1_ConnectionStreams
     }
 
     [Fact]
+    public void A_response_that_ends_first_leaves_the_stream_half_closed_local_until_the_body_ends()
+    {
+        var outcome = RunAllSplits(Concat(Preface, Get(1, endStream: false), Get(3, endStream: false)), after: (c, o) =>
+        {
+            c.SendHeaders(1, [0x88], endStream: true, o);
+            c.SendHeaders(3, [0x88], endStream: true, o);
+            Assert.Equal(2, c.ActiveStreams);
+            var more = new ReadOnlySequence<byte>(Concat(Data(1, "x", endStream: true), Request(3, true, ("x-a", "1")), Data(3, "y")));
+            c.Process(ref more, o);
+        });
+        Assert.Equal(["data 1 x end", "field 3 x-a: 1", "trailers 3 end"], outcome.Events[^3..]);
+        Assert.Equal("GOAWAY 3 StreamClosed", outcome.Frames[^1]);
+        Assert.Equal(0, outcome.ActiveStreams);
+    }
+
+    [Fact]
     public void Window_update_moves_the_send_windows()
     {
         int first = -1, second = -1;

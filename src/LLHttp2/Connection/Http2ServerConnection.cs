@@ -277,7 +277,7 @@ public sealed class Http2ServerConnection
     {
         ReleaseConnection(length, output);
         int index = Find(streamId);
-        if (index >= 0 && _streams[index].Machine.State is Http2StreamState.Open)
+        if (index >= 0 && _streams[index].Machine.State is (Http2StreamState.Open or Http2StreamState.HalfClosedLocal))
         {
             int increment = _streams[index].Receive.Release(length);
             if (increment > 0)
@@ -502,9 +502,9 @@ public sealed class Http2ServerConnection
     {
         ref var stream = ref _streams[index];
         int id = stream.Id;
-        if (stream.Machine.State != Http2StreamState.Open)
+        if (stream.Machine.State is not (Http2StreamState.Open or Http2StreamState.HalfClosedLocal))
         {
-            // Half-closed (remote) or reset by us: the state machine names the error or says to ignore it.
+            // Half-closed (remote): the state machine names the error.
             DecodeOnly(id);
             stream.Machine.OnReceived(Http2FrameType.Headers, endStream);
             return;
@@ -526,6 +526,7 @@ public sealed class Http2ServerConnection
 
         CheckContentLength(ref stream, endStream: true);
         _handler.OnHeaders(id, isTrailers: true, endStream: true);
+        FreeIfClosed(index);
     }
 
     private void DecodeOnly(int id)
@@ -587,6 +588,7 @@ public sealed class Http2ServerConnection
         }
 
         _handler.OnData(id, frame.Payload, frame.EndStream);
+        FreeIfClosed(index);
     }
 
     /// <summary>§8.1.1: the DATA received must add up to content-length; more at any point, or less at the end, is malformed.</summary>
@@ -750,17 +752,22 @@ public sealed class Http2ServerConnection
         }
     }
 
-    private void AfterSend(ref Stream stream)
+    private void AfterSend(ref Stream stream) => FreeIfClosed(Find(stream.Id));
+
+    /// <summary>
+    /// Frees a stream both sides ended (our END_STREAM last, or the peer's after our response, from half-closed
+    /// (local)): a completed stream earns back one reset of the rapid-reset balance.
+    /// </summary>
+    private void FreeIfClosed(int index)
     {
-        if (stream.Machine.State == Http2StreamState.Closed)
+        if (index >= 0 && _streams[index].Machine.State == Http2StreamState.Closed)
         {
-            // Both sides ended it: a completed stream earns back one reset of the rapid-reset balance.
             if (_resetsWithoutCompletion > 0)
             {
                 _resetsWithoutCompletion--;
             }
 
-            Free(Find(stream.Id));
+            Free(index);
         }
     }
 
