@@ -23,6 +23,7 @@ public static class Program
         ["differential"] = DifferentialTarget.Run,
         ["h2-frames"] = H2FramesTarget.Run,
         ["hpack"] = HpackTarget.Run,
+        ["h2-connection"] = H2ConnectionTarget.Run,
     };
 
     public static int Main(string[] args)

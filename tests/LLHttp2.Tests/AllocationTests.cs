@@ -1,3 +1,4 @@
+using LLHttp2.Connection;
 using LLHttp2.Frames;
 using LLHttp2.Hpack;
 using static LLHttp2.Tests.TestKit;
@@ -64,6 +65,67 @@ public class AllocationTests
         }
 
         Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+    }
+
+    private sealed class NoOpConnectionHandler : IHttp2ServerConnectionHandler
+    {
+        public long Count;
+
+        public void OnField(int streamId, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, bool neverIndexed) => Count += name.Length;
+
+        public void OnHeaders(int streamId, bool isTrailers, bool endStream) => Count++;
+
+        public void OnData(int streamId, ReadOnlySequence<byte> data, bool endStream) => Count += data.Length;
+
+        public void OnStreamReset(int streamId, Http2ErrorCode code, bool byPeer) => Count++;
+
+        public void OnGoAway(int lastStreamId, Http2ErrorCode code) => Count++;
+    }
+
+    [Fact]
+    public void A_connection_in_steady_state_allocates_nothing_per_request()
+    {
+        // Each round: a request with a body and trailers, a PING, the response, the body consumed.
+        var requests = new byte[201][];
+        for (int i = 0; i < requests.Length; i++)
+        {
+            int id = (2 * i) + 1;
+            requests[i] = Concat(
+                ConnectionKit.Get(id, endStream: false, ("content-length", "5")),
+                ConnectionKit.Data(id, "hello"),
+                ConnectionKit.Request(id, true, ("x-checksum", "1")),
+                ConnectionKit.Ping(1),
+                ConnectionKit.WindowUpdate(0, 5));
+        }
+
+        var handler = new NoOpConnectionHandler();
+        var connection = new Http2ServerConnection(handler);
+        var output = new ArrayBufferWriter<byte>(64 * 1024);
+        var preface = new ReadOnlySequence<byte>(ConnectionKit.Preface);
+        connection.Process(ref preface, output);
+
+        void Round(int i)
+        {
+            int id = (2 * i) + 1;
+            var input = new ReadOnlySequence<byte>(requests[i]);
+            connection.Process(ref input, output);
+            connection.SendHeaders(id, [0x88], endStream: false, output);
+            connection.SendData(id, "world"u8, endStream: true, output);
+            connection.ConsumeData(id, 5, output);
+            connection.OnOutputFlushed();
+            output.ResetWrittenCount();
+        }
+
+        Round(0);
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        for (int i = 1; i < requests.Length; i++)
+        {
+            Round(i);
+        }
+
+        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+        Assert.Equal(Http2ConnectionState.Open, connection.State);
+        Assert.Equal(0, connection.ActiveStreams);
     }
 
     private static void Decode(HpackDecoder decoder, byte[] block)

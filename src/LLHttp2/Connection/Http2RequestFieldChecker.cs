@@ -1,0 +1,186 @@
+using LLHttp2.Hpack;
+
+namespace LLHttp2.Connection;
+
+/// <summary>
+/// The RFC 9113 §8 checks of one request field block that belong to the protocol, made while the block is decoded
+/// (a handler may not throw, <see cref="IHpackFieldHandler"/>): pseudo-headers (§8.3.1: known, once each, before
+/// every regular field, none in trailers; CONNECT without :scheme and :path, §8.5), field names without uppercase
+/// (§8.2.1) and without CR, LF or NUL in names or values, no connection-specific fields (§8.2.2), TE only
+/// "trailers", and content-length (digits, repeated only with the same value, §8.1.1). The first failure is kept
+/// and ends forwarding; the connection resets the stream with PROTOCOL_ERROR after the block (§8.1.1).
+/// </summary>
+internal struct Http2RequestFieldChecker : IHpackFieldHandler
+{
+    private const byte MethodSeen = 1, SchemeSeen = 2, PathSeen = 4, AuthoritySeen = 8;
+
+    private readonly IHttp2ServerConnectionHandler? _sink;
+    private readonly int _streamId;
+    private readonly bool _trailers;
+    private byte _pseudo;
+    private bool _regularSeen;
+    private bool _isConnect;
+    private bool _pathEmpty;
+
+    /// <param name="sink">Where valid fields go; null to decode only (a refused stream: HPACK state must still follow the block).</param>
+    public Http2RequestFieldChecker(IHttp2ServerConnectionHandler? sink, int streamId, bool trailers)
+    {
+        _sink = sink;
+        _streamId = streamId;
+        _trailers = trailers;
+        ContentLength = -1;
+    }
+
+    /// <summary>The first rule broken, null while the block is valid. A literal, so nothing is allocated.</summary>
+    public string? Error { get; private set; }
+
+    /// <summary>The content-length field's value, -1 when absent.</summary>
+    public long ContentLength { get; private set; }
+
+    public void OnField(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, bool neverIndexed)
+    {
+        if (Error is not null)
+        {
+            return;
+        }
+
+        Error = Check(name, value);
+        if (Error is null)
+        {
+            _sink?.OnField(_streamId, name, value, neverIndexed);
+        }
+    }
+
+    /// <summary>The checks that need the whole block: the pseudo-headers a request must have (§8.3.1, §8.5).</summary>
+    public void Complete()
+    {
+        if (Error is not null || _trailers)
+        {
+            return;
+        }
+
+        if (_isConnect)
+        {
+            if ((_pseudo & AuthoritySeen) == 0 || (_pseudo & (SchemeSeen | PathSeen)) != 0)
+            {
+                Error = "CONNECT request without :authority or with :scheme or :path (RFC 9113 §8.5)";
+            }
+        }
+        else if ((_pseudo & (MethodSeen | SchemeSeen | PathSeen)) != (MethodSeen | SchemeSeen | PathSeen))
+        {
+            Error = "Request without :method, :scheme or :path (RFC 9113 §8.3.1)";
+        }
+        else if (_pathEmpty)
+        {
+            Error = "Empty :path (RFC 9113 §8.3.1)";
+        }
+    }
+
+    private string? Check(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
+        if (name.IsEmpty)
+        {
+            return "Empty field name (RFC 9113 §8.2.1)";
+        }
+
+        if (name.IndexOfAny((byte)'\r', (byte)'\n', (byte)0) >= 0 || value.IndexOfAny((byte)'\r', (byte)'\n', (byte)0) >= 0)
+        {
+            return "CR, LF or NUL in a field (RFC 9113 §8.2.1)";
+        }
+
+        if (name[0] == (byte)':')
+        {
+            return CheckPseudo(name, value);
+        }
+
+        _regularSeen = true;
+        if (name.IndexOfAnyInRange((byte)'A', (byte)'Z') >= 0)
+        {
+            return "Uppercase field name (RFC 9113 §8.2.1)";
+        }
+
+        switch (name.Length)
+        {
+            case 2 when name.SequenceEqual("te"u8):
+                return value.SequenceEqual("trailers"u8) ? null : "TE other than \"trailers\" (RFC 9113 §8.2.2)";
+            case 7 when name.SequenceEqual("upgrade"u8):
+            case 10 when name.SequenceEqual("connection"u8) || name.SequenceEqual("keep-alive"u8):
+            case 16 when name.SequenceEqual("proxy-connection"u8):
+            case 17 when name.SequenceEqual("transfer-encoding"u8):
+                return "Connection-specific field (RFC 9113 §8.2.2)";
+            case 14 when name.SequenceEqual("content-length"u8):
+                return CheckContentLength(value);
+            default:
+                return null;
+        }
+    }
+
+    private string? CheckPseudo(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
+        if (_trailers)
+        {
+            return "Pseudo-header in trailers (RFC 9113 §8.1)";
+        }
+
+        if (_regularSeen)
+        {
+            return "Pseudo-header after a regular field (RFC 9113 §8.3)";
+        }
+
+        byte bit;
+        if (name.SequenceEqual(":method"u8))
+        {
+            bit = MethodSeen;
+            _isConnect = value.SequenceEqual("CONNECT"u8);
+        }
+        else if (name.SequenceEqual(":scheme"u8))
+        {
+            bit = SchemeSeen;
+        }
+        else if (name.SequenceEqual(":path"u8))
+        {
+            bit = PathSeen;
+            _pathEmpty = value.IsEmpty;
+        }
+        else if (name.SequenceEqual(":authority"u8))
+        {
+            bit = AuthoritySeen;
+        }
+        else
+        {
+            // :status is a response's; :protocol needs SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 8441), never advertised.
+            return "Unknown or response pseudo-header (RFC 9113 §8.3)";
+        }
+
+        if ((_pseudo & bit) != 0)
+        {
+            return "Duplicate pseudo-header (RFC 9113 §8.3.1)";
+        }
+
+        _pseudo |= bit;
+        return null;
+    }
+
+    private string? CheckContentLength(ReadOnlySpan<byte> value)
+    {
+        // Digits only (RFC 9110 §8.6); at most 18 of them, so the value fits a long without overflow checks.
+        if (value.IsEmpty || value.Length > 18 || value.IndexOfAnyExceptInRange((byte)'0', (byte)'9') >= 0)
+        {
+            return "Invalid content-length (RFC 9110 §8.6)";
+        }
+
+        long length = 0;
+        foreach (byte b in value)
+        {
+            length = (length * 10) + (b - '0');
+        }
+
+        if (ContentLength >= 0 && ContentLength != length)
+        {
+            return "Conflicting content-length fields (RFC 9110 §8.6)";
+        }
+
+        ContentLength = length;
+        return null;
+    }
+}
