@@ -144,7 +144,7 @@ internal static partial class FixedRateStudy
         }
         // The higher median; on a tie the later scenario in name order, as jq's max_by picks.
         var best = runs.GroupBy(r => r.Scenario).OrderBy(g => g.Key, StringComparer.Ordinal)
-            .Select(g => (Scenario: g.Key, N: g.Count(), Median: Levels.Median(g.Select(r => r.Rps))!.Value))
+            .Select(g => (Scenario: g.Key, N: g.Count(), Median: Stats.Median(g.Select(r => r.Rps))!.Value))
             .Aggregate(((string Scenario, int N, double Median)?)null, (b, g) => b is null || g.Median >= b.Value.Median ? g : b);
         return best is { } b && Math.Floor(b.Median) >= 1
             ? ((long)Math.Floor(b.Median), $"the median of {b.N} {b.Scenario} run(s) in {dir}")

@@ -58,13 +58,6 @@ internal static class Levels
         return 1;
     }
 
-    /// <summary>The median (the mean of the middle two of an even count); null when there are none.</summary>
-    public static double? Median(IEnumerable<double> values)
-    {
-        var v = values.Order().ToList();
-        return v.Count == 0 ? null : v.Count % 2 == 1 ? v[v.Count / 2] : (v[(v.Count / 2) - 1] + v[v.Count / 2]) / 2;
-    }
-
     /// <summary>A number as jq 1.6 prints it: whole numbers below 1e17 without a point, others in the shortest form that
     /// reads back the same (1e+17, 0.30000000000000004).</summary>
     public static string Number(double d) =>

@@ -160,8 +160,8 @@ internal static partial class SteppedStudy
         {
             return "no run succeeded";
         }
-        var achieved = Levels.Median(ok.Select(r => Levels.Num(r?["h2load/rps/2xx"]) ?? 0))!.Value;
-        var available = Levels.Median(ok.Select(r => Levels.Num(r?["h2load/availability"]) ?? 0))!.Value;
+        var achieved = Stats.Median(ok.Select(r => Levels.Num(r?["h2load/rps/2xx"]) ?? 0))!.Value;
+        var available = Stats.Median(ok.Select(r => Levels.Num(r?["h2load/availability"]) ?? 0))!.Value;
         if (achieved < offered * failAchieved / 100)
         {
             return $"achieved {Levels.Number(Math.Floor(achieved))}/s of {offered}/s offered";
