@@ -1,6 +1,6 @@
 using System.Text.Json.Nodes;
 using System.Text.RegularExpressions;
-using static LLRP.Jobs.Awk;
+using static LLRP.Jobs.ToolText;
 using static LLRP.Jobs.JobArgs;
 
 namespace LLRP.Jobs;
