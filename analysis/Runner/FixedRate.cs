@@ -29,24 +29,8 @@ internal static partial class FixedRateStudy
     // The shares a plan may hold, in percent: above 100 % is an overload on purpose, twice the maximum is plenty.
     private const int MinShare = 1, MaxShare = 200;
 
-    public static int Run(IReadOnlyList<string> args, string root, LevelHooks? hooks = null)
-    {
-        try
-        {
-            var o = Parse(args);
-            if (o.Help)
-            {
-                Console.Out.Write(HelpText);
-                return 0;
-            }
-            return Execute(o, args, root, hooks ?? LevelHooks.For(root));
-        }
-        catch (UsageException e)
-        {
-            Console.Error.WriteLine($"fixedrate: {e.Message} (see --help)");
-            return 2;
-        }
-    }
+    public static int Run(IReadOnlyList<string> args, string root, LevelHooks? hooks = null) =>
+        Levels.Study("fixedrate", HelpText, () => Parse(args), o => o.Help, o => Execute(o, args, root, hooks ?? LevelHooks.For(root)));
 
     internal static FixedRateOptions Parse(IReadOnlyList<string> args)
     {

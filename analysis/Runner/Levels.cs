@@ -44,6 +44,27 @@ internal static class Levels
         return Path.TrimEndingDirectorySeparator(Path.GetFullPath(dir));
     }
 
+    /// <summary>A study's entry: its options parsed, then its help or the study; a usage error is one line naming the
+    /// study and exit status 2.</summary>
+    public static int Study<T>(string who, string helpText, Func<T> parse, Func<T, bool> help, Func<T, int> execute)
+    {
+        try
+        {
+            var o = parse();
+            if (help(o))
+            {
+                Console.Out.Write(helpText);
+                return 0;
+            }
+            return execute(o);
+        }
+        catch (UsageException e)
+        {
+            Console.Error.WriteLine($"{who}: {e.Message} (see --help)");
+            return 2;
+        }
+    }
+
     /// <summary>The report on <paramref name="dir"/>: its line, or the failure with report.log's last lines; 0 or 1.</summary>
     public static int Report(LevelHooks hooks, string who, string flag, string dir, string markdown)
     {

@@ -37,24 +37,8 @@ internal static partial class SteppedStudy
     private const long StepMaxErrors = 1_000_000_000;
     private const int MaxSteps = 60;
 
-    public static int Run(IReadOnlyList<string> args, string root, LevelHooks? hooks = null)
-    {
-        try
-        {
-            var o = Parse(args);
-            if (o.Help)
-            {
-                Console.Out.Write(HelpText);
-                return 0;
-            }
-            return Execute(o, args, root, hooks ?? LevelHooks.For(root));
-        }
-        catch (UsageException e)
-        {
-            Console.Error.WriteLine($"stepped: {e.Message} (see --help)");
-            return 2;
-        }
-    }
+    public static int Run(IReadOnlyList<string> args, string root, LevelHooks? hooks = null) =>
+        Levels.Study("stepped", HelpText, () => Parse(args), o => o.Help, o => Execute(o, args, root, hooks ?? LevelHooks.For(root)));
 
     internal static SteppedOptions Parse(IReadOnlyList<string> args)
     {
