@@ -33,8 +33,8 @@ internal static class Levels
 {
     public static readonly JsonSerializerOptions Indented = new() { WriteIndented = true, Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
 
-    /// <summary>The command line as the study's JSON records it (bash's printf %q quoting).</summary>
-    public static string CommandLine(string command, IEnumerable<string> args) => command + string.Concat(args.Select(a => " " + Shell.Quote(a)));
+    /// <summary>The command line as the study's JSON records it.</summary>
+    public static string CommandLine(string command, IEnumerable<string> args) => command + ShellWord.Spaced(args);
 
     /// <summary>The results folder, made and absolute: the given one, else artifacts/crank/<paramref name="prefix"/>-&lt;date&gt;-&lt;time&gt;.</summary>
     public static string OutFolder(string given, string root, string prefix)

@@ -141,14 +141,14 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
             if (warmup > 0)
             {
                 // The warm-up runs at the same rate, unmeasured.
-                Console.WriteLine($"fixedrate-job: warm-up: {h2load} -D {warmup}{Tools.Quoted(loadArgs)} {url}");
+                Console.WriteLine($"fixedrate-job: warm-up: {h2load} -D {warmup}{ShellWord.Spaced(loadArgs)} {url}");
                 new Warmup("fixedrate-job", (seconds, output) => H2LoadTool.Start(h2load, seconds, [.. loadArgs, url], output), Console.Out)
                     .Fixed(warmup);
             }
 
             var output = Path.Combine(work.FullName, "h2load.out");
             var log = Path.Combine(work.FullName, "h2load.log");
-            Console.WriteLine($"fixedrate-job: measured: {h2load} -D {duration}{Tools.Quoted(loadArgs)} --log-file h2load.log {url}");
+            Console.WriteLine($"fixedrate-job: measured: {h2load} -D {duration}{ShellWord.Spaced(loadArgs)} --log-file h2load.log {url}");
             var status = H2LoadJob.Measure(h2load, duration, [.. loadArgs, "--log-file", log, url], output);
             // The report without h2load's progress lines.
             H2LoadTool.Show(output, "  measured| ", reportOnly: true);

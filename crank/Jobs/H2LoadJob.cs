@@ -180,13 +180,13 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
             }
             else if (warmup > 0)
             {
-                Console.WriteLine($"h2load-job: warm-up: {h2load} -D {warmup}{Tools.Quoted(loadArgs)} {url}");
+                Console.WriteLine($"h2load-job: warm-up: {h2load} -D {warmup}{ShellWord.Spaced(loadArgs)} {url}");
                 warming.Fixed(warmup);
             }
 
             var output = Path.Combine(work.FullName, "h2load.out");
             var log = Path.Combine(work.FullName, "h2load.log");
-            Console.WriteLine($"h2load-job: measured: {h2load} -D {duration}{Tools.Quoted(loadArgs)} --log-file h2load.log {url}");
+            Console.WriteLine($"h2load-job: measured: {h2load} -D {duration}{ShellWord.Spaced(loadArgs)} --log-file h2load.log {url}");
             var status = Measure(h2load, duration, [.. loadArgs, "--log-file", log, url], output);
             // The report without h2load's progress lines.
             H2LoadTool.Show(output, "  measured| ", reportOnly: true);

@@ -179,10 +179,14 @@ public class H2LoadJobTests
     }
 
     [Fact]
-    public void Command_lines_are_shown_as_bash_s_printf_q()
+    public void Command_lines_are_shown_so_a_shell_reads_the_same_words()
     {
-        Assert.Equal(@" -t 1 -H Accept:\ text/plain\,text/html\;q=0.9\,\*/\*\;q=0.7 http://127.0.0.1:8080/\?s=1 a\'b '' \~a x=y",
-            Tools.Quoted(["-t", "1", "-H", "Accept: text/plain,text/html;q=0.9,*/*;q=0.7", "http://127.0.0.1:8080/?s=1", "a'b", "", "~a", "x=y"]));
+        string[] words = ["-t", "1", "-H", "Accept: text/plain,text/html;q=0.9,*/*;q=0.7", "http://127.0.0.1:8080/?s=1", "a'b", "", "~a", "x=y"];
+        var shown = ShellWord.Spaced(words);
+        Assert.Equal(@" -t 1 -H 'Accept: text/plain,text/html;q=0.9,*/*;q=0.7' 'http://127.0.0.1:8080/?s=1' 'a'\''b' '' '~a' x=y", shown);
+        using var bash = System.Diagnostics.Process.Start(new System.Diagnostics.ProcessStartInfo("bash", ["-c", "printf '%s\\n'" + shown]) { RedirectStandardOutput = true })!;
+        Assert.Equal(string.Concat(words.Select(w => w + "\n")), bash.StandardOutput.ReadToEnd());
+        bash.WaitForExit();
         Assert.Equal("0.500000", H2LoadTool.PerConnection(1, 2, 6));
         Assert.Equal("33.333", H2LoadTool.PerConnection(100, 3, 3));
     }

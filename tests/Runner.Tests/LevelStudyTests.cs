@@ -81,7 +81,7 @@ public sealed class LevelStudyRunTests
         Assert.Equal(["--no-report --rounds 1 --load fixedrate --rate 500 --json-dir @OUT@/p25 direct llrp-llhttp",
             "--no-report --rounds 1 --load fixedrate --rate 1000 --json-dir @OUT@/p50 direct llrp-llhttp"], Calls(lines));
         Assert.Equal(("{'maxRps':2000,'maxSource':'given (--max-rps)','percents':[25,50],'rates':[500,1000],'scenarios':['direct','llrp-llhttp']," +
-            "'command':'crank/run-local.sh fixed-rate --max-rps 2000 --percents 50\\\\,25 --rounds 1 --no-report --out @OUT@ direct llrp-llhttp'}").Replace('\'', '"'),
+            "'command':'crank/run-local.sh fixed-rate --max-rps 2000 --percents 50,25 --rounds 1 --no-report --out @OUT@ direct llrp-llhttp'}").Replace('\'', '"'),
             plan!.ToJsonString());
     }
 
@@ -337,7 +337,7 @@ internal static class StandIn
 {
     public static int RunLocal(IReadOnlyList<string> args, string? fixture)
     {
-        Console.Out.WriteLine("run-local.sh" + string.Concat(args.Select(a => " " + Shell.Quote(a))));
+        Console.Out.WriteLine("run-local.sh" + ShellWord.Spaced(args));
         if (fixture is null)
         {
             return 0;
