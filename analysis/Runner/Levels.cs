@@ -79,12 +79,6 @@ internal static class Levels
         return 1;
     }
 
-    /// <summary>A number as jq 1.6 prints it: whole numbers below 1e17 without a point, others in the shortest form that
-    /// reads back the same (1e+17, 0.30000000000000004).</summary>
-    public static string Number(double d) =>
-        Math.Abs(d) < 1e17 && d == Math.Floor(d) ? ((long)d).ToString(CultureInfo.InvariantCulture)
-            : d.ToString("R", CultureInfo.InvariantCulture).Replace("E+", "e+", StringComparison.Ordinal).Replace("E-", "e-", StringComparison.Ordinal);
-
     /// <summary>The number in a JSON value, or null (absent, null, a string...).</summary>
     public static double? Num(System.Text.Json.Nodes.JsonNode? node) =>
         node is System.Text.Json.Nodes.JsonValue v && v.GetValueKind() == JsonValueKind.Number ? v.GetValue<double>() : null;

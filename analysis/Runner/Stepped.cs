@@ -148,11 +148,11 @@ internal static partial class SteppedStudy
         var available = Stats.Median(ok.Select(r => Levels.Num(r?["h2load/availability"]) ?? 0))!.Value;
         if (achieved < offered * failAchieved / 100)
         {
-            return $"achieved {Levels.Number(Math.Floor(achieved))}/s of {offered}/s offered";
+            return $"achieved {Math.Floor(achieved).ToString(CultureInfo.InvariantCulture)}/s of {offered}/s offered";
         }
         if (available < failAvailability)
         {
-            return $"availability {Levels.Number(Math.Floor(available * 1000) / 1000)} %";
+            return $"availability {(Math.Floor(available * 1000) / 1000).ToString(CultureInfo.InvariantCulture)} %";
         }
         return "ok";
     }

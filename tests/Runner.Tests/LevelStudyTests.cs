@@ -291,13 +291,6 @@ public sealed class LevelStudyTests
         Assert.Equal("no result", SteppedStudy.Verdict(Path.Combine(d, "missing"), "nginx", 2000, 95, 100));
     }
 
-    [Theory]
-    [InlineData(1500, "1500")]
-    [InlineData(99.123, "99.123")]
-    [InlineData(1e17, "1e+17")]
-    [InlineData(0.30000000000000004, "0.30000000000000004")]
-    public void NumbersAsJqPrintsThem(double d, string text) => Assert.Equal(text, Levels.Number(d));
-
     [Fact]
     public void AFailedReportFailsTheStudyWithItsLogsLastLines()
     {
