@@ -127,15 +127,8 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
         {
             // h2load's --rps is per connection and takes a fraction.
             var perClient = H2LoadTool.PerConnection(offered, connections, 6);
-            List<string> loadArgs = ["--h1", "-t", "1", "-c", H2LoadTool.I(connections), "--rps", perClient];
-            foreach (var h in presetHeaders.Concat(headers))
-            {
-                loadArgs.AddRange(["-H", h]);
-            }
-            if (bodySize > 0)
-            {
-                loadArgs.AddRange(["-d", H2LoadTool.Body(work.FullName, bodySize), "-H", "Content-Type: application/octet-stream"]);
-            }
+            var loadArgs = H2LoadTool.WithRequest(["--h1", "-t", "1", "-c", H2LoadTool.I(connections), "--rps", perClient],
+                presetHeaders.Concat(headers), bodySize, work.FullName);
             var bodies = bodySize == 0 ? "" : $", POST bodies of {bodySize} bytes";
             Console.WriteLine($"fixedrate-job: {H2LoadTool.Version(h2load)}; {offered} requests/s over {connections} connections ({perClient} each){bodies}");
             if (warmup > 0)
@@ -146,15 +139,9 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
                     .Fixed(warmup);
             }
 
-            var output = Path.Combine(work.FullName, "h2load.out");
-            var log = Path.Combine(work.FullName, "h2load.log");
-            Console.WriteLine($"fixedrate-job: measured: {h2load} -D {duration}{ShellWord.Spaced(loadArgs)} --log-file h2load.log {url}");
-            var status = H2LoadJob.Measure(h2load, duration, [.. loadArgs, "--log-file", log, url], output);
-            // The report without h2load's progress lines.
-            H2LoadTool.Show(output, "  measured| ", reportOnly: true);
+            var (status, output, log) = H2LoadTool.Measured("fixedrate-job", h2load, duration, loadArgs, url, work.FullName);
             if (status != 0)
             {
-                Console.Error.WriteLine($"fixedrate-job: h2load exited with {status}");
                 return status;
             }
             var rows = Rows(H2LoadReport.Read(output), H2LoadLogRow.Read(log), offered, connections, duration)

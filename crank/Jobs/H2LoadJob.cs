@@ -159,14 +159,7 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
                 // h2load's --rps is per connection and takes a fraction.
                 loadArgs.AddRange(["--rps", H2LoadTool.PerConnection(r, connections, 6)]);
             }
-            foreach (var h in sent)
-            {
-                loadArgs.AddRange(["-H", h]);
-            }
-            if (bodySize > 0)
-            {
-                loadArgs.AddRange(["-d", H2LoadTool.Body(work.FullName, bodySize), "-H", "Content-Type: application/octet-stream"]);
-            }
+            H2LoadTool.WithRequest(loadArgs, sent, bodySize, work.FullName);
             var loop = rate is null ? "closed loop" : $"open loop at {rate} requests/s";
             var bodies = bodySize == 0 ? "" : $", POST bodies of {bodySize} bytes";
             Console.WriteLine($"h2load-job: {H2LoadTool.Version(h2load)}; {connections} connection(s) x {streams} stream(s), {loop}{bodies} on {url}");
@@ -184,18 +177,8 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
                 warming.Fixed(warmup);
             }
 
-            var output = Path.Combine(work.FullName, "h2load.out");
-            var log = Path.Combine(work.FullName, "h2load.log");
-            Console.WriteLine($"h2load-job: measured: {h2load} -D {duration}{ShellWord.Spaced(loadArgs)} --log-file h2load.log {url}");
-            var status = Measure(h2load, duration, [.. loadArgs, "--log-file", log, url], output);
-            // The report without h2load's progress lines.
-            H2LoadTool.Show(output, "  measured| ", reportOnly: true);
-            if (status != 0)
-            {
-                Console.Error.WriteLine($"h2load-job: h2load exited with {status}");
-                return status;
-            }
-            return Report(output, log, shape, warm);
+            var (status, output, log) = H2LoadTool.Measured("h2load-job", h2load, duration, loadArgs, url, work.FullName);
+            return status != 0 ? status : Report(output, log, shape, warm);
         }
         finally
         {
@@ -206,22 +189,6 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
     /// <summary>The header fields h2load sends: <paramref name="headers"/> without the connection-specific ones.</summary>
     public static IEnumerable<string> Sent(IEnumerable<string> headers) =>
         headers.Where(h => !ConnectionSpecific.Any(c => h.StartsWith(c, StringComparison.OrdinalIgnoreCase)));
-
-    /// <summary>The measured run: announced to crank as ##ChildProcessId between the hook's measure-start and
-    /// measure-end; h2load's exit status.</summary>
-    public static int Measure(string h2load, int duration, IEnumerable<string> args, string output)
-    {
-        Console.Out.Flush();
-        Tools.Hook("WRK_JOB_HOOK", "measure-start");
-        int status;
-        using (var run = H2LoadTool.Start(h2load, duration, args, output))
-        {
-            Console.Error.WriteLine($"##ChildProcessId:{run.Id}");
-            status = run.WaitForExit();
-        }
-        Tools.Hook("WRK_JOB_HOOK", "measure-end");
-        return status;
-    }
 
     /// <summary>The run's shape as the figures need it: -d, -c, -m, --rate and --max-errors.</summary>
     public sealed record Shape(int Duration, int Connections, int Streams, int? Rate, int? MaxErrors);

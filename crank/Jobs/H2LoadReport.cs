@@ -135,8 +135,8 @@ internal readonly record struct H2LoadLogRow(double Start, double Status, double
     public static int NearestRank(double position) => Math.Max(1, (int)(position + 0.999999));
 }
 
-/// <summary>Running h2load for the jobs: the tool, its version, a bounded run, the per-connection rate and how a
-/// command line is shown.</summary>
+/// <summary>Running h2load for the jobs: the tool, its version, a bounded run, the per-connection rate, the request
+/// (headers, body) and the measured run.</summary>
 internal static class H2LoadTool
 {
     /// <summary>h2load is stopped this long after its -D should have ended (the bash jobs' timeout: a hung h2load
@@ -195,12 +195,45 @@ internal static class H2LoadTool
     /// <summary>h2load's --rps, per connection and a fraction: <paramref name="rate"/> / <paramref name="connections"/>.</summary>
     public static string PerConnection(int rate, int connections, int decimals) => ToolText.F((double)rate / connections, decimals);
 
-    /// <summary>A file of <paramref name="size"/> bytes "x" in <paramref name="dir"/>: the POST body (h2load -d).</summary>
-    public static string Body(string dir, int size)
+    /// <summary><paramref name="args"/> (the run's shape) with each header and, for a <paramref name="bodySize"/> above 0,
+    /// a POST body of that many bytes "x" (a file in <paramref name="dir"/>, h2load -d).</summary>
+    public static List<string> WithRequest(List<string> args, IEnumerable<string> headers, int bodySize, string dir)
     {
-        var path = Path.Combine(dir, "body");
-        File.WriteAllBytes(path, Enumerable.Repeat((byte)'x', size).ToArray());
-        return path;
+        foreach (var h in headers)
+        {
+            args.AddRange(["-H", h]);
+        }
+        if (bodySize > 0)
+        {
+            var body = Path.Combine(dir, "body");
+            File.WriteAllBytes(body, Enumerable.Repeat((byte)'x', bodySize).ToArray());
+            args.AddRange(["-d", body, "-H", "Content-Type: application/octet-stream"]);
+        }
+        return args;
+    }
+
+    /// <summary>The measured run, logged: announced to crank as ##ChildProcessId between the hook's measure-start and
+    /// measure-end, h2load's report and per-request log written in <paramref name="dir"/>, the report shown without
+    /// progress lines; h2load's exit status (a failure logged).</summary>
+    public static (int Status, string Output, string Log) Measured(string job, string h2load, int duration, IReadOnlyList<string> args, string url, string dir)
+    {
+        var (output, log) = (Path.Combine(dir, "h2load.out"), Path.Combine(dir, "h2load.log"));
+        Console.WriteLine($"{job}: measured: {h2load} -D {duration}{ShellWord.Spaced(args)} --log-file h2load.log {url}");
+        Console.Out.Flush();
+        Tools.Hook("WRK_JOB_HOOK", "measure-start");
+        int status;
+        using (var run = Start(h2load, duration, [.. args, "--log-file", log, url], output))
+        {
+            Console.Error.WriteLine($"##ChildProcessId:{run.Id}");
+            status = run.WaitForExit();
+        }
+        Tools.Hook("WRK_JOB_HOOK", "measure-end");
+        Show(output, "  measured| ", reportOnly: true);
+        if (status != 0)
+        {
+            Console.Error.WriteLine($"{job}: h2load exited with {status}");
+        }
+        return (status, output, log);
     }
 
     /// <summary>Shows <paramref name="output"/> line by line after <paramref name="prefix"/>; with
