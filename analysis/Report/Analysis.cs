@@ -63,30 +63,6 @@ internal sealed class ScenarioSummary
     public double? SpreadPercent => Rps is > 0 && RpsMin is { } lo && RpsMax is { } hi ? (hi - lo) / Rps.Value * 100 : null;
 }
 
-internal static class Stats
-{
-    /// <summary>Median of the values present (mean of the two middle ones for an even count).</summary>
-    public static double? Median(IEnumerable<double?> values)
-    {
-        var v = values.OfType<double>().Where(double.IsFinite).Order().ToArray();
-        if (v.Length == 0)
-        {
-            return null;
-        }
-        return v.Length % 2 == 1 ? v[v.Length / 2] : (v[(v.Length / 2) - 1] + v[v.Length / 2]) / 2;
-    }
-
-    public static double? Min(IEnumerable<double?> values) => values.OfType<double>().Where(double.IsFinite).Select(d => (double?)d).Min();
-
-    public static double? Max(IEnumerable<double?> values) => values.OfType<double>().Where(double.IsFinite).Select(d => (double?)d).Max();
-
-    public static double? Sum(IEnumerable<double?> values)
-    {
-        var v = values.OfType<double>().ToArray();
-        return v.Length == 0 ? null : v.Sum();
-    }
-}
-
 /// <summary>Groups runs into points and scenarios and finds the baselines each ratio is taken against.</summary>
 internal sealed class Analysis
 {

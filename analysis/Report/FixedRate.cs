@@ -4,9 +4,6 @@ using System.Text.Json;
 
 namespace LLRP.Analysis;
 
-/// <summary>One fixed-rate run (crank/fixedrate-job.sh's figures) at one share of the measured maximum.</summary>
-internal sealed record FixedRateRun(string Scenario, int Percent, string Round, bool Failed, IReadOnlyDictionary<string, double> Load, double? ProxyCpuUs);
-
 /// <summary>
 /// The open-loop report (crank/run-local.sh fixed-rate writes the runs): per offered load (a share of the best peer's measured
 /// maximum), each scenario's latency percentiles from the due time (coordinated omission corrected), the answered rate,
@@ -26,85 +23,26 @@ internal static class FixedRate
         [("http/latency/50", "p50"), ("http/latency/90", "p90"), ("http/latency/99", "p99"), ("http/latency/99.9", "p99.9"), ("http/latency/max", "max")];
 
     /// <summary>Report --fixed-rate DIR [--out DIR] [--no-png]: writes fixedrate.md (and PNGs). Exit status as Program's.</summary>
-    public static int Run(string[] args)
-    {
-        var command = ReportCommand.Parse(args, Usage, allowPrintTable: false, out var usageExit);
-        if (command is null)
-        {
-            return usageExit;
-        }
-        return ReportCommand.Run(() =>
-        {
-            var plan = ReadPlan(command.ResultsDir);
-            var runs = Read(command.ResultsDir);
-            if (runs.Count == 0)
-            {
-                throw new ReportException($"{command.ResultsDir}: no fixed-rate results (p<percent>/<scenario>.r<round>.json, as crank/run-local.sh fixed-rate writes)");
-            }
-            Directory.CreateDirectory(command.OutDir);
-            var markdown = Build(runs, plan, command.OutDir, command.Png);
-            var path = Path.Combine(command.OutDir, "fixedrate.md");
-            File.WriteAllText(path, markdown);
-            Console.WriteLine($"report: {runs.Count} fixed-rate run(s) -> {path}");
-        });
-    }
+    public static int Run(string[] args) =>
+        ReportCommand.RunStudy(args, Usage, "fixed-rate", "p<percent>/<scenario>.r<round>.json, as crank/run-local.sh fixed-rate writes", Read,
+            (runs, dir, outDir, png) => Build(runs, ReadPlan(dir), outDir, png));
 
     /// <summary>fixedrate.json (crank/run-local.sh fixed-rate): the maximum the rates come from, its source and the command.</summary>
-    private static Dictionary<string, string> ReadPlan(string dir)
-    {
-        var file = Path.Combine(dir, "fixedrate.json");
-        var plan = new Dictionary<string, string>(StringComparer.Ordinal);
-        if (!File.Exists(file))
-        {
-            return plan;
-        }
-        using var doc = JsonDocument.Parse(File.ReadAllText(file));
-        if (doc.RootElement.ValueKind != JsonValueKind.Object)
-        {
-            throw new ReportException($"{file}: expected a JSON object (crank/run-local.sh fixed-rate's plan)");
-        }
-        foreach (var p in doc.RootElement.EnumerateObject())
-        {
-            plan[p.Name] = p.Value.ValueKind == JsonValueKind.String ? p.Value.GetString() ?? "" : p.Value.GetRawText();
-        }
-        return plan;
-    }
+    private static Dictionary<string, string> ReadPlan(string dir) =>
+        ResultsReader.ReadPlan(dir, "fixedrate.json") is { } plan
+            ? plan.EnumerateObject().ToDictionary(
+                p => p.Name, p => p.Value.ValueKind == JsonValueKind.String ? p.Value.GetString() ?? "" : p.Value.GetRawText(), StringComparer.Ordinal)
+            : new(StringComparer.Ordinal);
 
     /// <summary>Every DIR/p&lt;percent&gt;/&lt;scenario&gt;.r&lt;round&gt;.json (or, folded, sitting.json's runs from those folders) whose load job ran the fixed-rate job.</summary>
-    public static List<FixedRateRun> Read(string dir)
-    {
-        var runs = new List<FixedRateRun>();
-        foreach (var (percent, name, run) in ResultsReader.ReadLevels(dir, 'p'))
-        {
-            JsonElement? root = run;
-            var jobs = root.Prop("jobResults").Prop("jobs");
-            var results = jobs.Prop("load").Prop("results");
-            if (results is not { ValueKind: JsonValueKind.Object } r || !r.TryGetProperty("fixedrate/rate", out _))
-            {
-                continue;
-            }
-            var load = new Dictionary<string, double>(StringComparer.Ordinal);
-            foreach (var p in r.EnumerateObject())
-            {
-                if (p.Value.ValueKind == JsonValueKind.Number)
-                {
-                    load[p.Name] = p.Value.GetDouble();
-                }
-            }
-            var properties = root.Prop("jobResults").Prop("properties");
-            var scenario = properties.Prop("scenario").Text() ?? name[..name.IndexOf(".r", StringComparison.Ordinal)];
-            var round = properties.Prop("round").Text() ?? "1";
-            var failed = (root.Prop("returnCode").Number() ?? 0) != 0;
-            var cpu = jobs.Prop("application").Prop("results").FirstNumber("proc/cpu/per-request");
-            runs.Add(new FixedRateRun(scenario, percent, round, failed, load, cpu));
-        }
-        return runs;
-    }
+    public static List<LevelRun> Read(string dir) => ResultsReader.ReadLevelRuns(dir, 'p', "fixedrate/rate", ProxyCpuUs);
 
-    private static double? Median(IEnumerable<FixedRateRun> runs, string figure) =>
-        Stats.Median(runs.Select(x => x.Load.TryGetValue(figure, out var v) ? v : (double?)null));
+    private const string ProxyCpuUs = "proc/cpu/per-request";
 
-    public static string Build(IReadOnlyList<FixedRateRun> runs, IReadOnlyDictionary<string, string> plan, string outDir, bool png)
+    private static double? Median(IEnumerable<LevelRun> runs, string figure) =>
+        Stats.Median(runs.Select(x => x.Figures.TryGetValue(figure, out var v) ? v : (double?)null));
+
+    public static string Build(IReadOnlyList<LevelRun> runs, IReadOnlyDictionary<string, string> plan, string outDir, bool png)
     {
         var md = new StringBuilder();
         md.Append("# Open-loop latency (fixed rate)\n\n");
@@ -128,12 +66,12 @@ internal static class FixedRate
         {
             md.Append(Inv, $"**{failed} run(s) failed** and are left out.\n\n");
         }
-        var percents = runs.Select(r => r.Percent).Distinct().Order().ToList();
+        var percents = runs.Select(r => r.Level).Distinct().Order().ToList();
         var scenarios = Order.Where(s => runs.Any(r => r.Scenario == s))
             .Concat(runs.Select(r => r.Scenario).Distinct().Where(s => !Order.Contains(s)).Order(StringComparer.Ordinal)).ToList();
         string OfferedLabel(int percent)
         {
-            var offered = Median(ok.Where(r => r.Percent == percent), "fixedrate/rate");
+            var offered = Median(ok.Where(r => r.Level == percent), "fixedrate/rate");
             return $"{percent} % ({Format.N0(offered)}/s)";
         }
 
@@ -148,7 +86,7 @@ internal static class FixedRate
             md.Append(Inv, $"| {s} |");
             foreach (var p in percents)
             {
-                var cell = ok.Where(r => r.Scenario == s && r.Percent == p).ToList();
+                var cell = ok.Where(r => r.Scenario == s && r.Level == p).ToList();
                 md.Append(cell.Count == 0 ? " - |" : $" {Format.Auto(Median(cell, "http/latency/99.9"))} |");
             }
             md.Append('\n');
@@ -162,7 +100,7 @@ internal static class FixedRate
             md.Append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
             foreach (var s in scenarios)
             {
-                var cell = ok.Where(r => r.Scenario == s && r.Percent == p).ToList();
+                var cell = ok.Where(r => r.Scenario == s && r.Level == p).ToList();
                 if (cell.Count == 0)
                 {
                     continue;
@@ -173,7 +111,7 @@ internal static class FixedRate
                     md.Append(Inv, $" {Format.Auto(Median(cell, name))} |");
                 }
                 md.Append(Inv, $" {Format.N0(Median(cell, "fixedrate/missed"))} | {Format.Auto(Median(cell, "fixedrate/uncorrected/latency/99"))} |");
-                md.Append(Inv, $" {(s == "direct" ? "-" : Format.F(Stats.Median(cell.Select(r => r.ProxyCpuUs)), 1))} |\n");
+                md.Append(Inv, $" {(s == "direct" ? "-" : Format.F(Median(cell, ResultsReader.Application + ProxyCpuUs), 1))} |\n");
             }
             md.Append('\n');
         }
@@ -184,7 +122,7 @@ internal static class FixedRate
             foreach (var (name, label) in new[] { ("http/latency/99", "p99"), ("http/latency/99.9", "p99.9") })
             {
                 var series = scenarios.Select(s => new Series(s,
-                    percents.Select(p => Median(ok.Where(r => r.Scenario == s && r.Percent == p), name)).ToList(), Charts.ColorOf(s))).ToList();
+                    percents.Select(p => Median(ok.Where(r => r.Scenario == s && r.Level == p), name)).ToList(), Charts.ColorOf(s))).ToList();
                 // A log scale once the values span more than a decade (a saturated proxy's tail is orders above the
                 // rest); within one decade it would show a single tick.
                 var values = series.SelectMany(x => x.Values).OfType<double>().Where(v => v > 0).ToList();

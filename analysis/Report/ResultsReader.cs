@@ -4,6 +4,10 @@ using System.Text.RegularExpressions;
 
 namespace LLRP.Analysis;
 
+/// <summary>One run of a study by level (crank/run-local.sh fixed-rate, stepped): one scenario at one level (a share
+/// of the maximum, an offered rate) in one round.</summary>
+internal sealed record LevelRun(string Scenario, int Level, string Round, bool Failed, IReadOnlyDictionary<string, double> Figures);
+
 /// <summary>
 /// Finds and reads every result file under a directory: crank's own <c>--json</c> output and crank/run-local.sh's
 /// files of the same shape (<c>&lt;scenario&gt;.r&lt;round&gt;.json</c>), plus run-local's <c>run.json</c> and
@@ -163,6 +167,55 @@ internal static partial class ResultsReader
             }
         }
         return found.OrderBy(f => f.Level).ThenBy(f => f.FileName, StringComparer.Ordinal).ToList();
+    }
+
+    /// <summary>The runs of a study by level (<see cref="ReadLevels"/>) whose load job reported <paramref name="marker"/>:
+    /// the load job's numbers under their names, each of <paramref name="applicationFigures"/> from the proxy's job
+    /// under "application:NAME".</summary>
+    internal static List<LevelRun> ReadLevelRuns(string dir, char prefix, string marker, params string[] applicationFigures)
+    {
+        var runs = new List<LevelRun>();
+        foreach (var (level, fileName, run) in ReadLevels(dir, prefix))
+        {
+            JsonElement? root = run;
+            var jobs = root.Prop("jobResults").Prop("jobs");
+            if (jobs.Prop("load").Prop("results") is not { ValueKind: JsonValueKind.Object } load || !load.TryGetProperty(marker, out _))
+            {
+                continue;
+            }
+            var figures = load.EnumerateObject().Where(p => p.Value.ValueKind == JsonValueKind.Number)
+                .ToDictionary(p => p.Name, p => p.Value.GetDouble(), StringComparer.Ordinal);
+            var app = jobs.Prop("application").Prop("results");
+            foreach (var name in applicationFigures)
+            {
+                if (app.FirstNumber(name) is { } v)
+                {
+                    figures[Application + name] = v;
+                }
+            }
+            var properties = root.Prop("jobResults").Prop("properties");
+            var scenario = properties.Prop("scenario").Text() ?? fileName[..fileName.IndexOf(".r", StringComparison.Ordinal)];
+            var failed = (root.Prop("returnCode").Number() ?? 0) != 0;
+            runs.Add(new LevelRun(scenario, level, properties.Prop("round").Text() ?? "1", failed, figures));
+        }
+        return runs;
+    }
+
+    /// <summary>The prefix of a proxy's figure in <see cref="LevelRun.Figures"/> (the load job's names keep theirs).</summary>
+    internal const string Application = "application:";
+
+    /// <summary>A study's plan file (DIR/NAME written by crank/run-local.sh), or null when there is none.</summary>
+    internal static JsonElement? ReadPlan(string dir, string name)
+    {
+        var file = Path.Combine(dir, name);
+        if (!File.Exists(file))
+        {
+            return null;
+        }
+        using var doc = JsonDocument.Parse(File.ReadAllText(file));
+        return doc.RootElement.ValueKind == JsonValueKind.Object
+            ? doc.RootElement.Clone()
+            : throw new ReportException($"{file}: expected a JSON object (crank/run-local.sh's plan of the study)");
     }
 
     internal static bool IsUnderLogs(string directory, string file) =>

@@ -4,9 +4,6 @@ using System.Text.Json;
 
 namespace LLRP.Analysis;
 
-/// <summary>One run of the stepped comparison (crank/run-local.sh stepped): one proxy at one offered rate.</summary>
-internal sealed record SteppedRun(string Scenario, int Rate, string Round, bool Failed, IReadOnlyDictionary<string, double> Figures);
-
 /// <summary>
 /// The report of the stepped comparison (crank/run-local.sh stepped writes the runs and stepped.json): HTTP/2 over TLS to each
 /// proxy, the offered load stepped up until the proxy fails; per step and proxy the achieved rate, p99, availability,
@@ -33,89 +30,24 @@ internal static class Stepped
         (ProxyMemory, "proxy resident memory (MB, window peak)", "memory"),
     ];
 
-    // The proxy's figures, under names of their own in SteppedRun.Figures (the load job's names keep theirs).
+    // The proxy's figures, under names of their own in LevelRun.Figures (the load job's names keep theirs).
     internal const string ProxyCpu = "application:proc/cpu/raw/average";
     internal const string ProxyMemory = "application:benchmarks/working-set";
 
     /// <summary>Report --stepped DIR [--out DIR] [--no-png]: writes stepped.md (and PNGs). Exit status as Program's.</summary>
-    public static int Run(string[] args)
-    {
-        var command = ReportCommand.Parse(args, Usage, allowPrintTable: false, out var usageExit);
-        if (command is null)
-        {
-            return usageExit;
-        }
-        return ReportCommand.Run(() =>
-        {
-            var plan = ReadPlan(command.ResultsDir);
-            var runs = Read(command.ResultsDir);
-            if (runs.Count == 0)
-            {
-                throw new ReportException($"{command.ResultsDir}: no stepped results (s<rate>/<scenario>.r<round>.json with h2load's figures, as crank/run-local.sh stepped writes)");
-            }
-            Directory.CreateDirectory(command.OutDir);
-            var markdown = Build(runs, plan, command.OutDir, command.Png);
-            var path = Path.Combine(command.OutDir, "stepped.md");
-            File.WriteAllText(path, markdown);
-            Console.WriteLine($"report: {runs.Count} stepped run(s) -> {path}");
-        });
-    }
+    public static int Run(string[] args) =>
+        ReportCommand.RunStudy(args, Usage, "stepped", "s<rate>/<scenario>.r<round>.json with h2load's figures, as crank/run-local.sh stepped writes", Read,
+            (runs, dir, outDir, png) => Build(runs, ReadPlan(dir), outDir, png));
 
     /// <summary>stepped.json (crank/run-local.sh stepped): the plan, the thresholds, the command and where each proxy failed.</summary>
-    internal static JsonElement? ReadPlan(string dir)
-    {
-        var file = Path.Combine(dir, "stepped.json");
-        if (!File.Exists(file))
-        {
-            return null;
-        }
-        using var doc = JsonDocument.Parse(File.ReadAllText(file));
-        if (doc.RootElement.ValueKind != JsonValueKind.Object)
-        {
-            throw new ReportException($"{file}: expected a JSON object (crank/run-local.sh stepped's plan)");
-        }
-        return doc.RootElement.Clone();
-    }
+    internal static JsonElement? ReadPlan(string dir) => ResultsReader.ReadPlan(dir, "stepped.json");
 
     /// <summary>Every DIR/s&lt;rate&gt;/&lt;scenario&gt;.r&lt;round&gt;.json (or, folded, sitting.json's runs from those folders) whose load job is h2load's.</summary>
-    public static List<SteppedRun> Read(string dir)
-    {
-        var runs = new List<SteppedRun>();
-        foreach (var (rate, fileName, root) in ResultsReader.ReadLevels(dir, 's'))
-        {
-            JsonElement? r = root;
-            var jobs = r.Prop("jobResults").Prop("jobs");
-            if (jobs.Prop("load").Prop("results") is not { ValueKind: JsonValueKind.Object } load || !load.TryGetProperty("h2load/rps/2xx", out _))
-            {
-                continue;
-            }
-            var figures = new Dictionary<string, double>(StringComparer.Ordinal);
-            foreach (var p in load.EnumerateObject())
-            {
-                if (p.Value.ValueKind == JsonValueKind.Number)
-                {
-                    figures[p.Name] = p.Value.GetDouble();
-                }
-            }
-            var app = jobs.Prop("application").Prop("results");
-            foreach (var name in new[] { ProxyCpu, ProxyMemory })
-            {
-                if (app.FirstNumber(name["application:".Length..]) is { } v)
-                {
-                    figures[name] = v;
-                }
-            }
-            var properties = r.Prop("jobResults").Prop("properties");
-            var scenario = properties.Prop("scenario").Text() ?? fileName[..fileName.IndexOf(".r", StringComparison.Ordinal)];
-            var round = properties.Prop("round").Text() ?? "1";
-            var failed = (r.Prop("returnCode").Number() ?? 0) != 0;
-            runs.Add(new SteppedRun(scenario, rate, round, failed, figures));
-        }
-        return runs;
-    }
+    public static List<LevelRun> Read(string dir) =>
+        ResultsReader.ReadLevelRuns(dir, 's', "h2load/rps/2xx", ProxyCpu[ResultsReader.Application.Length..], ProxyMemory[ResultsReader.Application.Length..]);
 
     /// <summary>The median over a step's successful runs of one figure, or null.</summary>
-    internal static double? Median(IEnumerable<SteppedRun> runs, string figure) =>
+    internal static double? Median(IEnumerable<LevelRun> runs, string figure) =>
         Stats.Median(runs.Where(r => !r.Failed).Select(x => x.Figures.TryGetValue(figure, out var v) ? v : (double?)null));
 
     private static string Cell(string figure, double? v) => figure switch
@@ -125,7 +57,7 @@ internal static class Stepped
         _ => Format.Auto(v),
     };
 
-    public static string Build(IReadOnlyList<SteppedRun> runs, JsonElement? plan, string outDir, bool png)
+    public static string Build(IReadOnlyList<LevelRun> runs, JsonElement? plan, string outDir, bool png)
     {
         var md = new StringBuilder();
         md.Append("# Stepped comparison: HTTP/2 over TLS, offered load stepped up to failure\n\n");
@@ -147,7 +79,7 @@ internal static class Stepped
             md.Append(Inv, $"**{failedRuns} run(s) failed** (their load job did not complete) and are left out.\n\n");
         }
 
-        var rates = runs.Select(r => r.Rate).Distinct().Order().ToList();
+        var rates = runs.Select(r => r.Level).Distinct().Order().ToList();
         var scenarios = Order.Where(s => runs.Any(r => r.Scenario == s))
             .Concat(runs.Select(r => r.Scenario).Distinct().Where(s => !Order.Contains(s)).Order(StringComparer.Ordinal)).ToList();
         JsonElement? failedAt = plan is { } pl && pl.TryGetProperty("failedAt", out var f) && f.ValueKind == JsonValueKind.Object ? f : null;
@@ -163,8 +95,8 @@ internal static class Stepped
                 failRate = entry.TryGetProperty("rate", out var fr) && fr.ValueKind == JsonValueKind.Number ? fr.GetInt32() : null;
                 why = entry.TryGetProperty("reason", out var rr) && rr.ValueKind == JsonValueKind.String ? rr.GetString() ?? "" : "";
             }
-            var passed = mine.Select(r => r.Rate).Distinct().Where(x => failRate is null || x < failRate).DefaultIfEmpty().Max();
-            var best = rates.Select(x => Median(mine.Where(r => r.Rate == x), "h2load/rps/2xx")).OfType<double>().DefaultIfEmpty(double.NaN).Max();
+            var passed = mine.Select(r => r.Level).Distinct().Where(x => failRate is null || x < failRate).DefaultIfEmpty().Max();
+            var best = rates.Select(x => Median(mine.Where(r => r.Level == x), "h2load/rps/2xx")).OfType<double>().DefaultIfEmpty(double.NaN).Max();
             md.Append(Inv, $"| {s} | {(passed == 0 ? Format.None : Format.N0(passed))} | {Format.N0(best)} | {(failRate is { } fr2 ? Format.N0(fr2) : "not within the steps")} | {Format.Inline(why)} |\n");
         }
         md.Append('\n');
@@ -182,7 +114,7 @@ internal static class Stepped
                 md.Append(Inv, $"| {s} |");
                 foreach (var rate in rates)
                 {
-                    var cell = runs.Where(r => r.Scenario == s && r.Rate == rate).ToList();
+                    var cell = runs.Where(r => r.Scenario == s && r.Level == rate).ToList();
                     md.Append(Inv, $" {(cell.Count == 0 ? Format.None : Cell(name, Median(cell, name)))} |");
                 }
                 md.Append('\n');
@@ -191,7 +123,7 @@ internal static class Stepped
             if (png && rates.Count > 0)
             {
                 var series = scenarios.Select(s => new Series(s,
-                    rates.Select(x => Median(runs.Where(r => r.Scenario == s && r.Rate == x), name)).ToList(), Charts.ColorOf(s))).ToList();
+                    rates.Select(x => Median(runs.Where(r => r.Scenario == s && r.Level == x), name)).ToList(), Charts.ColorOf(s))).ToList();
                 var values = series.SelectMany(x => x.Values).OfType<double>().Where(v => v > 0).ToList();
                 // p99 on a log scale once it spans more than a decade (a failing proxy's tail is orders above the rest).
                 var logY = name == "http/latency/99" && values.Count > 0 && values.Max() / values.Min() > 10;

@@ -310,15 +310,10 @@ internal static class AbOptions
         }
         foreach (var (name, list) in rows.Where(kv => kv.Value.Count > 0))
         {
-            double Median(IEnumerable<double> values)
-            {
-                var v = values.Order().ToArray();
-                return v.Length % 2 == 1 ? v[v.Length / 2] : (v[(v.Length / 2) - 1] + v[v.Length / 2]) / 2;
-            }
-            double M(int column) => Median(list.Select(r => Num(r[column])));
+            double M(int column) => Stats.Median(list.Select(r => Num(r[column])))!.Value;
             var origins = list.Where(r => r[4] != "-").Select(r => Num(r[4])).ToList();
             var p99s = list.Where(r => r[11] != "-").Select(r => Num(r[11])).ToList();
-            s.Append(CultureInfo.InvariantCulture, $"median {name} ({list.Count} runs)\t-\t{M(2):0}\t{M(3):0.0}\t{(origins.Count > 0 ? $"{Median(origins):0.0}" : "-")}\t{M(5):0.00}\t{M(6):0.00}\t-\t{M(8):0.00}\t-\t-\t{(p99s.Count > 0 ? $"{Median(p99s):0.00}" : "-")}\n");
+            s.Append(CultureInfo.InvariantCulture, $"median {name} ({list.Count} runs)\t-\t{M(2):0}\t{M(3):0.0}\t{(origins.Count > 0 ? $"{Stats.Median(origins):0.0}" : "-")}\t{M(5):0.00}\t{M(6):0.00}\t-\t{M(8):0.00}\t-\t-\t{(p99s.Count > 0 ? $"{Stats.Median(p99s):0.00}" : "-")}\n");
         }
         return s.ToString();
     }

@@ -55,7 +55,7 @@ internal sealed partial class Comparisons
         _machine = machine;
         _root = root;
         _crankDir = Path.Combine(root, "crank");
-        _commandLine = "crank/run-local.sh" + string.Concat(args.Select(a => " " + Shell.Quote(a)));
+        _commandLine = "crank/run-local.sh" + ShellWord.Spaced(args);
         _mode = o.UseCrank && machine.CrankBin is not null ? "crank" : "fallback";
         _groups = new ProcessGroups(Warn);
     }

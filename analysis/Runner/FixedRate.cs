@@ -29,24 +29,8 @@ internal static partial class FixedRateStudy
     // The shares a plan may hold, in percent: above 100 % is an overload on purpose, twice the maximum is plenty.
     private const int MinShare = 1, MaxShare = 200;
 
-    public static int Run(IReadOnlyList<string> args, string root, LevelHooks? hooks = null)
-    {
-        try
-        {
-            var o = Parse(args);
-            if (o.Help)
-            {
-                Console.Out.Write(HelpText);
-                return 0;
-            }
-            return Execute(o, args, root, hooks ?? LevelHooks.For(root));
-        }
-        catch (UsageException e)
-        {
-            Console.Error.WriteLine($"fixedrate: {e.Message} (see --help)");
-            return 2;
-        }
-    }
+    public static int Run(IReadOnlyList<string> args, string root, LevelHooks? hooks = null) =>
+        Levels.Study("fixedrate", HelpText, () => Parse(args), o => o.Help, o => Execute(o, args, root, hooks ?? LevelHooks.For(root)));
 
     internal static FixedRateOptions Parse(IReadOnlyList<string> args)
     {
@@ -144,7 +128,7 @@ internal static partial class FixedRateStudy
         }
         // The higher median; on a tie the later scenario in name order, as jq's max_by picks.
         var best = runs.GroupBy(r => r.Scenario).OrderBy(g => g.Key, StringComparer.Ordinal)
-            .Select(g => (Scenario: g.Key, N: g.Count(), Median: Levels.Median(g.Select(r => r.Rps))!.Value))
+            .Select(g => (Scenario: g.Key, N: g.Count(), Median: Stats.Median(g.Select(r => r.Rps))!.Value))
             .Aggregate(((string Scenario, int N, double Median)?)null, (b, g) => b is null || g.Median >= b.Value.Median ? g : b);
         return best is { } b && Math.Floor(b.Median) >= 1
             ? ((long)Math.Floor(b.Median), $"the median of {b.N} {b.Scenario} run(s) in {dir}")

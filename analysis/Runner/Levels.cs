@@ -33,8 +33,8 @@ internal static class Levels
 {
     public static readonly JsonSerializerOptions Indented = new() { WriteIndented = true, Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
 
-    /// <summary>The command line as the study's JSON records it (bash's printf %q quoting).</summary>
-    public static string CommandLine(string command, IEnumerable<string> args) => command + string.Concat(args.Select(a => " " + Shell.Quote(a)));
+    /// <summary>The command line as the study's JSON records it.</summary>
+    public static string CommandLine(string command, IEnumerable<string> args) => command + ShellWord.Spaced(args);
 
     /// <summary>The results folder, made and absolute: the given one, else artifacts/crank/<paramref name="prefix"/>-&lt;date&gt;-&lt;time&gt;.</summary>
     public static string OutFolder(string given, string root, string prefix)
@@ -42,6 +42,27 @@ internal static class Levels
         var dir = given.Length > 0 ? given : Path.Combine(root, "artifacts", "crank", $"{prefix}-{DateTime.Now:yyyyMMdd-HHmmss}");
         Directory.CreateDirectory(dir);
         return Path.TrimEndingDirectorySeparator(Path.GetFullPath(dir));
+    }
+
+    /// <summary>A study's entry: its options parsed, then its help or the study; a usage error is one line naming the
+    /// study and exit status 2.</summary>
+    public static int Study<T>(string who, string helpText, Func<T> parse, Func<T, bool> help, Func<T, int> execute)
+    {
+        try
+        {
+            var o = parse();
+            if (help(o))
+            {
+                Console.Out.Write(helpText);
+                return 0;
+            }
+            return execute(o);
+        }
+        catch (UsageException e)
+        {
+            Console.Error.WriteLine($"{who}: {e.Message} (see --help)");
+            return 2;
+        }
     }
 
     /// <summary>The report on <paramref name="dir"/>: its line, or the failure with report.log's last lines; 0 or 1.</summary>
@@ -57,19 +78,6 @@ internal static class Levels
         Console.Error.Write(ProcessGroups.Tail(log, 15));
         return 1;
     }
-
-    /// <summary>The median (the mean of the middle two of an even count); null when there are none.</summary>
-    public static double? Median(IEnumerable<double> values)
-    {
-        var v = values.Order().ToList();
-        return v.Count == 0 ? null : v.Count % 2 == 1 ? v[v.Count / 2] : (v[(v.Count / 2) - 1] + v[v.Count / 2]) / 2;
-    }
-
-    /// <summary>A number as jq 1.6 prints it: whole numbers below 1e17 without a point, others in the shortest form that
-    /// reads back the same (1e+17, 0.30000000000000004).</summary>
-    public static string Number(double d) =>
-        Math.Abs(d) < 1e17 && d == Math.Floor(d) ? ((long)d).ToString(CultureInfo.InvariantCulture)
-            : d.ToString("R", CultureInfo.InvariantCulture).Replace("E+", "e+", StringComparison.Ordinal).Replace("E-", "e-", StringComparison.Ordinal);
 
     /// <summary>The number in a JSON value, or null (absent, null, a string...).</summary>
     public static double? Num(System.Text.Json.Nodes.JsonNode? node) =>

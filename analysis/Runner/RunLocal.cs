@@ -62,7 +62,7 @@ internal sealed class RunLocal
         _plan = plan;
         _root = root;
         _crankDir = Path.Combine(root, "crank");
-        _commandLine = "crank/run-local.sh" + string.Concat(args.Select(a => " " + Shell.Quote(a)));
+        _commandLine = "crank/run-local.sh" + ShellWord.Spaced(args);
         _groups = new ProcessGroups(Warn) { OwnSessions = o.OwnSessions };
     }
 

@@ -37,24 +37,8 @@ internal static partial class SteppedStudy
     private const long StepMaxErrors = 1_000_000_000;
     private const int MaxSteps = 60;
 
-    public static int Run(IReadOnlyList<string> args, string root, LevelHooks? hooks = null)
-    {
-        try
-        {
-            var o = Parse(args);
-            if (o.Help)
-            {
-                Console.Out.Write(HelpText);
-                return 0;
-            }
-            return Execute(o, args, root, hooks ?? LevelHooks.For(root));
-        }
-        catch (UsageException e)
-        {
-            Console.Error.WriteLine($"stepped: {e.Message} (see --help)");
-            return 2;
-        }
-    }
+    public static int Run(IReadOnlyList<string> args, string root, LevelHooks? hooks = null) =>
+        Levels.Study("stepped", HelpText, () => Parse(args), o => o.Help, o => Execute(o, args, root, hooks ?? LevelHooks.For(root)));
 
     internal static SteppedOptions Parse(IReadOnlyList<string> args)
     {
@@ -160,15 +144,15 @@ internal static partial class SteppedStudy
         {
             return "no run succeeded";
         }
-        var achieved = Levels.Median(ok.Select(r => Levels.Num(r?["h2load/rps/2xx"]) ?? 0))!.Value;
-        var available = Levels.Median(ok.Select(r => Levels.Num(r?["h2load/availability"]) ?? 0))!.Value;
+        var achieved = Stats.Median(ok.Select(r => Levels.Num(r?["h2load/rps/2xx"]) ?? 0))!.Value;
+        var available = Stats.Median(ok.Select(r => Levels.Num(r?["h2load/availability"]) ?? 0))!.Value;
         if (achieved < offered * failAchieved / 100)
         {
-            return $"achieved {Levels.Number(Math.Floor(achieved))}/s of {offered}/s offered";
+            return $"achieved {Math.Floor(achieved).ToString(CultureInfo.InvariantCulture)}/s of {offered}/s offered";
         }
         if (available < failAvailability)
         {
-            return $"availability {Levels.Number(Math.Floor(available * 1000) / 1000)} %";
+            return $"availability {(Math.Floor(available * 1000) / 1000).ToString(CultureInfo.InvariantCulture)} %";
         }
         return "ok";
     }

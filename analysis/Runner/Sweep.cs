@@ -59,7 +59,7 @@ internal sealed partial class Sweep
     {
         _o = o;
         _root = root;
-        _command = "analysis/sweep.sh" + string.Concat(args.Select(a => " " + Shell.Quote(a)));
+        _command = "analysis/sweep.sh" + ShellWord.Spaced(args);
     }
 
     private static string I(int v) => v.ToString(CultureInfo.InvariantCulture);
@@ -464,7 +464,7 @@ internal sealed partial class Sweep
                     args.Add("--fallback");
                 }
                 args.AddRange(p.Scenarios);
-                _commands.Add("crank/run-local.sh" + string.Concat(args.Select(a => " " + Shell.Quote(a))));
+                _commands.Add("crank/run-local.sh" + ShellWord.Spaced(args));
                 WriteJson("running");
                 Log($"[{done + cut + 1}/{total}] round {r}, {p.Name} (-c {p.Connections}, {p.Path}{(p.Profile.Length > 0 ? ", " + p.Profile : "")}): {string.Join(' ', p.Scenarios)}");
                 var t0 = DateTime.Now;

@@ -1,7 +1,7 @@
 using System.Text.Json.Nodes;
 using System.Text.RegularExpressions;
-using static LLRP.Jobs.Awk;
 using static LLRP.Jobs.JobArgs;
+using static LLRP.Jobs.ToolText;
 
 namespace LLRP.Jobs;
 

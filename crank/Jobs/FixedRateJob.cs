@@ -127,34 +127,21 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
         {
             // h2load's --rps is per connection and takes a fraction.
             var perClient = H2LoadTool.PerConnection(offered, connections, 6);
-            List<string> loadArgs = ["--h1", "-t", "1", "-c", H2LoadTool.I(connections), "--rps", perClient];
-            foreach (var h in presetHeaders.Concat(headers))
-            {
-                loadArgs.AddRange(["-H", h]);
-            }
-            if (bodySize > 0)
-            {
-                loadArgs.AddRange(["-d", H2LoadTool.Body(work.FullName, bodySize), "-H", "Content-Type: application/octet-stream"]);
-            }
+            var loadArgs = H2LoadTool.WithRequest(["--h1", "-t", "1", "-c", H2LoadTool.I(connections), "--rps", perClient],
+                presetHeaders.Concat(headers), bodySize, work.FullName);
             var bodies = bodySize == 0 ? "" : $", POST bodies of {bodySize} bytes";
             Console.WriteLine($"fixedrate-job: {H2LoadTool.Version(h2load)}; {offered} requests/s over {connections} connections ({perClient} each){bodies}");
             if (warmup > 0)
             {
                 // The warm-up runs at the same rate, unmeasured.
-                Console.WriteLine($"fixedrate-job: warm-up: {h2load} -D {warmup}{Tools.Quoted(loadArgs)} {url}");
+                Console.WriteLine($"fixedrate-job: warm-up: {h2load} -D {warmup}{ShellWord.Spaced(loadArgs)} {url}");
                 new Warmup("fixedrate-job", (seconds, output) => H2LoadTool.Start(h2load, seconds, [.. loadArgs, url], output), Console.Out)
                     .Fixed(warmup);
             }
 
-            var output = Path.Combine(work.FullName, "h2load.out");
-            var log = Path.Combine(work.FullName, "h2load.log");
-            Console.WriteLine($"fixedrate-job: measured: {h2load} -D {duration}{Tools.Quoted(loadArgs)} --log-file h2load.log {url}");
-            var status = H2LoadJob.Measure(h2load, duration, [.. loadArgs, "--log-file", log, url], output);
-            // The report without h2load's progress lines.
-            H2LoadTool.Show(output, "  measured| ", reportOnly: true);
+            var (status, output, log) = H2LoadTool.Measured("fixedrate-job", h2load, duration, loadArgs, url, work.FullName);
             if (status != 0)
             {
-                Console.Error.WriteLine($"fixedrate-job: h2load exited with {status}");
                 return status;
             }
             var rows = Rows(H2LoadReport.Read(output), H2LoadLogRow.Read(log), offered, connections, duration)
@@ -180,14 +167,14 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
     public static string Summary(IReadOnlyList<Measurement> rows)
     {
         double V(string name) => (double)rows.First(m => m.Name == name).Value;
-        return $"fixedrate-job: offered {V("fixedrate/rate")}/s, sent {Awk.F(V("fixedrate/sent"), 0)}/s, answered {Awk.F(V("fixedrate/rps;http/rps/mean"), 0)}/s; "
-            + $"p50 {Awk.F(V("fixedrate/latency/50;http/latency/50"), 3)} ms, p99 {Awk.F(V("fixedrate/latency/99;http/latency/99"), 3)} ms, "
-            + $"p99.9 {Awk.F(V("fixedrate/latency/99.9;http/latency/99.9"), 3)} ms, max {Awk.F(V("fixedrate/latency/max;http/latency/max"), 3)} ms from the due time "
-            + $"(h2load from the send: p99 {Awk.F(V("fixedrate/uncorrected/latency/99"), 3)} ms, max {Awk.F(V("fixedrate/uncorrected/latency/max"), 3)} ms); "
+        return $"fixedrate-job: offered {V("fixedrate/rate")}/s, sent {ToolText.F(V("fixedrate/sent"), 0)}/s, answered {ToolText.F(V("fixedrate/rps;http/rps/mean"), 0)}/s; "
+            + $"p50 {ToolText.F(V("fixedrate/latency/50;http/latency/50"), 3)} ms, p99 {ToolText.F(V("fixedrate/latency/99;http/latency/99"), 3)} ms, "
+            + $"p99.9 {ToolText.F(V("fixedrate/latency/99.9;http/latency/99.9"), 3)} ms, max {ToolText.F(V("fixedrate/latency/max;http/latency/max"), 3)} ms from the due time "
+            + $"(h2load from the send: p99 {ToolText.F(V("fixedrate/uncorrected/latency/99"), 3)} ms, max {ToolText.F(V("fixedrate/uncorrected/latency/max"), 3)} ms); "
             + $"{V("fixedrate/due")} due, {V("fixedrate/missed")} missed";
     }
 
-    /// <summary>The latencies from the due time, in ms to 6 decimals, ascending: one per answered request and one per
+    /// <summary>The latencies from the due time, in ms, ascending: one per answered request and one per
     /// request due in the window but unanswered at its end (counted to the end). The log in order of sending (by
     /// start, ties by the whole line as sort(1) breaks them); the window is the first send + the duration.</summary>
     public static List<double> Corrected(IEnumerable<H2LoadLogRow> log, double rate, double connections, double duration)
@@ -204,7 +191,7 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
             // Never less than the time h2load measured: it counts the requests due with round(), so a late timer tick
             // can send one up to half an interval early, and such a request was not held back.
             var late = row.Start + row.Micros - due;
-            corrected.Add(Awk.Fixed((late > row.Micros ? late : row.Micros) / 1000, 6));
+            corrected.Add((late > row.Micros ? late : row.Micros) / 1000);
         }
         if (first is { } start)
         {
@@ -217,15 +204,14 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
                 {
                     break;
                 }
-                corrected.Add(Awk.Fixed((end - due) / 1000, 6));
+                corrected.Add((end - due) / 1000);
             }
         }
         corrected.Sort();
         return corrected;
     }
 
-    /// <summary>Nearest rank at 50, 90, 99 and 99.9 %, the max and the mean (summed in ascending order, to 6
-    /// decimals) of an ascending list.</summary>
+    /// <summary>Nearest rank at 50, 90, 99 and 99.9 %, the max and the mean (summed in ascending order) of an ascending list.</summary>
     private static (double[] Percentiles, double Max, double Mean) Summarise(List<double> sorted)
     {
         var p = Percentiles.Select(q => sorted[H2LoadLogRow.NearestRank(sorted.Count * double.Parse(q, System.Globalization.CultureInfo.InvariantCulture) / 100) - 1]).ToArray();
@@ -234,14 +220,14 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
         {
             sum += v;
         }
-        return (p, sorted[^1], Awk.Fixed(sum / sorted.Count, 6));
+        return (p, sorted[^1], sum / sorted.Count);
     }
 
     /// <summary>The figures of one run; null when the report lacks the request counts or no request was answered.</summary>
     public static List<Measurement>? Rows(H2LoadReport report, IReadOnlyList<H2LoadLogRow> log, int rate, int connections, int duration)
     {
         var corrected = Corrected(log, rate, connections, duration);
-        var uncorrected = H2LoadLogRow.AnsweredMicros(log).Select(us => Awk.Fixed(us / 1000, 6)).ToList();
+        var uncorrected = H2LoadLogRow.AnsweredMicros(log).Select(us => us / 1000).ToList();
         if (report.Requests is not { } n || corrected.Count == 0 || uncorrected.Count == 0)
         {
             return null;
@@ -255,33 +241,33 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
         var missed = Math.Max(0, due - (report.Ok + report.Bad));
         List<Measurement> rows =
         [
-            Awk.Row("fixedrate/rate", "Max", "Sum", "Offered rate (req/s)", "Requests per second the job sends (open loop)", "n0", rate),
-            Awk.Row("fixedrate/due", "Max", "Sum", "Requests due", "Requests due in the measured window at the offered rate", "n0", due),
-            Awk.Row("fixedrate/sent", "Max", "Sum", "Sent rate (req/s)", "Requests per second h2load sent", "n1", n.Started / d),
-            Awk.Row("fixedrate/missed", "Max", "Sum", "Missed", "Requests due in the window without an answer at its end (never sent or still out)", "n0", missed),
-            Awk.Row("fixedrate/rps;http/rps/mean", "Max", "Sum", "Requests/sec", "2xx and 3xx answers per second", "n0", report.Ok / d),
-            Awk.Row("fixedrate/requests;http/requests", "Max", "Sum", "Requests", "Requests answered (any status) or failed", "n0", n.Done),
-            Awk.Row("fixedrate/errors/badresponses;http/requests/badresponses", "Max", "Sum", "Bad responses", "4xx and 5xx answers", "n0", report.Bad),
-            Awk.Row("fixedrate/errors/socketerrors;http/requests/errors", "Max", "Sum", "Errors", "Requests failed without an answer (stream errors, time-outs)", "n0", errors),
+            ToolText.Row("fixedrate/rate", "Max", "Sum", "Offered rate (req/s)", "Requests per second the job sends (open loop)", "n0", rate),
+            ToolText.Row("fixedrate/due", "Max", "Sum", "Requests due", "Requests due in the measured window at the offered rate", "n0", due),
+            ToolText.Row("fixedrate/sent", "Max", "Sum", "Sent rate (req/s)", "Requests per second h2load sent", "n1", n.Started / d),
+            ToolText.Row("fixedrate/missed", "Max", "Sum", "Missed", "Requests due in the window without an answer at its end (never sent or still out)", "n0", missed),
+            ToolText.Row("fixedrate/rps;http/rps/mean", "Max", "Sum", "Requests/sec", "2xx and 3xx answers per second", "n0", report.Ok / d),
+            ToolText.Row("fixedrate/requests;http/requests", "Max", "Sum", "Requests", "Requests answered (any status) or failed", "n0", n.Done),
+            ToolText.Row("fixedrate/errors/badresponses;http/requests/badresponses", "Max", "Sum", "Bad responses", "4xx and 5xx answers", "n0", report.Bad),
+            ToolText.Row("fixedrate/errors/socketerrors;http/requests/errors", "Max", "Sum", "Errors", "Requests failed without an answer (stream errors, time-outs)", "n0", errors),
         ];
         for (var i = 0; i < Percentiles.Length; i++)
         {
             var p = Percentiles[i];
-            rows.Add(Awk.Row($"fixedrate/latency/{p};http/latency/{p}", "Max", "Max", $"Latency {p}th (ms)",
+            rows.Add(ToolText.Row($"fixedrate/latency/{p};http/latency/{p}", "Max", "Max", $"Latency {p}th (ms)",
                 $"Latency {p}th from the due time (ms), coordinated omission corrected", "n2", c[i]));
         }
-        rows.Add(Awk.Row("fixedrate/latency/max;http/latency/max", "Max", "Max", "Max latency (ms)", "Largest latency from the due time (ms)", "n2", cMax));
-        rows.Add(Awk.Row("fixedrate/latency/mean;http/latency/mean", "Max", "Avg", "Mean latency (ms)", "Mean latency from the due time (ms)", "n2", cMean));
+        rows.Add(ToolText.Row("fixedrate/latency/max;http/latency/max", "Max", "Max", "Max latency (ms)", "Largest latency from the due time (ms)", "n2", cMax));
+        rows.Add(ToolText.Row("fixedrate/latency/mean;http/latency/mean", "Max", "Avg", "Mean latency (ms)", "Mean latency from the due time (ms)", "n2", cMean));
         for (var i = 0; i < Percentiles.Length; i++)
         {
             var p = Percentiles[i];
             if (p != "90")
             {
-                rows.Add(Awk.Row($"fixedrate/uncorrected/latency/{p}", "Max", "Max", $"h2load latency {p}th (ms)",
+                rows.Add(ToolText.Row($"fixedrate/uncorrected/latency/{p}", "Max", "Max", $"h2load latency {p}th (ms)",
                     $"Latency {p}th from the actual send, as h2load times it (ms)", "n2", u[i]));
             }
         }
-        rows.Add(Awk.Row("fixedrate/uncorrected/latency/max", "Max", "Max", "h2load max latency (ms)", "Largest latency from the actual send (ms)", "n2", uMax));
+        rows.Add(ToolText.Row("fixedrate/uncorrected/latency/max", "Max", "Max", "h2load max latency (ms)", "Largest latency from the actual send (ms)", "n2", uMax));
         return rows;
     }
 }

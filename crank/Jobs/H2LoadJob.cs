@@ -159,14 +159,7 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
                 // h2load's --rps is per connection and takes a fraction.
                 loadArgs.AddRange(["--rps", H2LoadTool.PerConnection(r, connections, 6)]);
             }
-            foreach (var h in sent)
-            {
-                loadArgs.AddRange(["-H", h]);
-            }
-            if (bodySize > 0)
-            {
-                loadArgs.AddRange(["-d", H2LoadTool.Body(work.FullName, bodySize), "-H", "Content-Type: application/octet-stream"]);
-            }
+            H2LoadTool.WithRequest(loadArgs, sent, bodySize, work.FullName);
             var loop = rate is null ? "closed loop" : $"open loop at {rate} requests/s";
             var bodies = bodySize == 0 ? "" : $", POST bodies of {bodySize} bytes";
             Console.WriteLine($"h2load-job: {H2LoadTool.Version(h2load)}; {connections} connection(s) x {streams} stream(s), {loop}{bodies} on {url}");
@@ -180,22 +173,12 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
             }
             else if (warmup > 0)
             {
-                Console.WriteLine($"h2load-job: warm-up: {h2load} -D {warmup}{Tools.Quoted(loadArgs)} {url}");
+                Console.WriteLine($"h2load-job: warm-up: {h2load} -D {warmup}{ShellWord.Spaced(loadArgs)} {url}");
                 warming.Fixed(warmup);
             }
 
-            var output = Path.Combine(work.FullName, "h2load.out");
-            var log = Path.Combine(work.FullName, "h2load.log");
-            Console.WriteLine($"h2load-job: measured: {h2load} -D {duration}{Tools.Quoted(loadArgs)} --log-file h2load.log {url}");
-            var status = Measure(h2load, duration, [.. loadArgs, "--log-file", log, url], output);
-            // The report without h2load's progress lines.
-            H2LoadTool.Show(output, "  measured| ", reportOnly: true);
-            if (status != 0)
-            {
-                Console.Error.WriteLine($"h2load-job: h2load exited with {status}");
-                return status;
-            }
-            return Report(output, log, shape, warm);
+            var (status, output, log) = H2LoadTool.Measured("h2load-job", h2load, duration, loadArgs, url, work.FullName);
+            return status != 0 ? status : Report(output, log, shape, warm);
         }
         finally
         {
@@ -207,22 +190,6 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
     public static IEnumerable<string> Sent(IEnumerable<string> headers) =>
         headers.Where(h => !ConnectionSpecific.Any(c => h.StartsWith(c, StringComparison.OrdinalIgnoreCase)));
 
-    /// <summary>The measured run: announced to crank as ##ChildProcessId between the hook's measure-start and
-    /// measure-end; h2load's exit status.</summary>
-    public static int Measure(string h2load, int duration, IEnumerable<string> args, string output)
-    {
-        Console.Out.Flush();
-        Tools.Hook("WRK_JOB_HOOK", "measure-start");
-        int status;
-        using (var run = H2LoadTool.Start(h2load, duration, args, output))
-        {
-            Console.Error.WriteLine($"##ChildProcessId:{run.Id}");
-            status = run.WaitForExit();
-        }
-        Tools.Hook("WRK_JOB_HOOK", "measure-end");
-        return status;
-    }
-
     /// <summary>The run's shape as the figures need it: -d, -c, -m, --rate and --max-errors.</summary>
     public sealed record Shape(int Duration, int Connections, int Streams, int? Rate, int? MaxErrors);
 
@@ -232,10 +199,10 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
         var report = H2LoadReport.Read(output);
         var rows = Rows(report, H2LoadLogRow.Read(log), shape)
             ?? throw JobFailure.NotReadable($"could not parse the h2load report {output}");
-        rows.Add(Awk.Row("warmup/seconds", "Max", "Max", "Warm-up (s)", "Seconds of load before the measured run", "n0", warm.Seconds));
+        rows.Add(ToolText.Row("warmup/seconds", "Max", "Max", "Warm-up (s)", "Seconds of load before the measured run", "n0", warm.Seconds));
         if (warm.Capped)
         {
-            rows.Add(Awk.Row("warmup/capped", "Max", "Max", "Warm-up capped",
+            rows.Add(ToolText.Row("warmup/capped", "Max", "Max", "Warm-up capped",
                 "1: the adaptive warm-up reached --warmup-max before the server was warm", "n0", 1));
         }
         Console.Write(Statistics.Block("h2load", rows, DateTime.UtcNow));
@@ -256,7 +223,7 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
     }
 
     /// <summary>The figures of one measured run; null when the report lacks the request counts, the rate or the
-    /// request times. Percentiles: nearest rank over the log's answered requests, in ms to 3 decimals.</summary>
+    /// request times. Percentiles: nearest rank over the log's answered requests, in ms.</summary>
     public static List<Measurement>? Rows(H2LoadReport report, IReadOnlyList<H2LoadLogRow> log, Shape shape)
     {
         if (report is not { Requests: { } n, Rps: { } rps, RequestTime: { } time })
@@ -268,13 +235,13 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
         var availability = n.Done > 0 ? report.Ok * 100 / n.Done : 0;
         List<Measurement> rows =
         [
-            Awk.Row("h2load/rps/mean;http/rps/mean", "Max", "Sum", "Requests/sec", "Responses per second (completed streams / duration)", "n0", rps),
-            Awk.Row("h2load/requests;http/requests", "Max", "Sum", "Requests", "Responses (completed streams, any status)", "n0", n.Succeeded),
-            Awk.Row("h2load/latency/mean;http/latency/mean", "Max", "Avg", "Mean latency (ms)", "Mean time for request (ms)", "n2", time.Mean),
-            Awk.Row("h2load/latency/max;http/latency/max", "Max", "Max", "Max latency (ms)", "Largest time for request (ms)", "n2", time.Max),
-            Awk.Row("h2load/errors/badresponses;http/requests/badresponses", "Max", "Sum", "Bad responses", "4xx and 5xx answers", "n0", report.Bad),
-            Awk.Row("h2load/errors/socketerrors;http/requests/errors", "Max", "Sum", "Errors", "Requests failed without an answer (stream or connection errors, time-outs)", "n0", errors),
-            Awk.Row("h2load/throughput;http/throughput", "Max", "Sum", "Read throughput (MB/s)", "Bytes received per second, frames included (MB/s)", "n2", report.Bytes / d / 1048576),
+            ToolText.Row("h2load/rps/mean;http/rps/mean", "Max", "Sum", "Requests/sec", "Responses per second (completed streams / duration)", "n0", rps),
+            ToolText.Row("h2load/requests;http/requests", "Max", "Sum", "Requests", "Responses (completed streams, any status)", "n0", n.Succeeded),
+            ToolText.Row("h2load/latency/mean;http/latency/mean", "Max", "Avg", "Mean latency (ms)", "Mean time for request (ms)", "n2", time.Mean),
+            ToolText.Row("h2load/latency/max;http/latency/max", "Max", "Max", "Max latency (ms)", "Largest time for request (ms)", "n2", time.Max),
+            ToolText.Row("h2load/errors/badresponses;http/requests/badresponses", "Max", "Sum", "Bad responses", "4xx and 5xx answers", "n0", report.Bad),
+            ToolText.Row("h2load/errors/socketerrors;http/requests/errors", "Max", "Sum", "Errors", "Requests failed without an answer (stream or connection errors, time-outs)", "n0", errors),
+            ToolText.Row("h2load/throughput;http/throughput", "Max", "Sum", "Read throughput (MB/s)", "Bytes received per second, frames included (MB/s)", "n2", report.Bytes / d / 1048576),
         ];
         var answered = H2LoadLogRow.AnsweredMicros(log);
         if (answered.Length > 0)
@@ -282,18 +249,18 @@ Exit code: 0; 2 bad usage; 3 the h2load report cannot be parsed; 4 more bad resp
             foreach (var p in Percentiles)
             {
                 var rank = H2LoadLogRow.NearestRank(answered.Length * double.Parse(p, System.Globalization.CultureInfo.InvariantCulture) / 100);
-                rows.Add(Awk.Row($"h2load/latency/{p};http/latency/{p}", "Max", "Max", $"Latency {p}th (ms)",
-                    $"Latency {p}th over the answered requests (ms)", "n2", Awk.Fixed(answered[rank - 1] / 1000, 3)));
+                rows.Add(ToolText.Row($"h2load/latency/{p};http/latency/{p}", "Max", "Max", $"Latency {p}th (ms)",
+                    $"Latency {p}th over the answered requests (ms)", "n2", answered[rank - 1] / 1000));
             }
         }
-        rows.Add(Awk.Row("h2load/rps/2xx", "Max", "Sum", "2xx/s", "2xx and 3xx answers per second (the achieved rate)", "n0", report.Ok / d));
-        rows.Add(Awk.Row("h2load/availability", "Max", "Min", "Availability (%)", "2xx and 3xx answers / requests that ended, in %", "n3", availability));
-        rows.Add(Awk.Row("h2load/connections", "Max", "Sum", "Connections", "HTTP/2 connections", "n0", shape.Connections));
-        rows.Add(Awk.Row("h2load/streams", "Max", "Max", "Streams per connection", "Concurrent streams per connection at most (h2load -m)", "n0", shape.Streams));
+        rows.Add(ToolText.Row("h2load/rps/2xx", "Max", "Sum", "2xx/s", "2xx and 3xx answers per second (the achieved rate)", "n0", report.Ok / d));
+        rows.Add(ToolText.Row("h2load/availability", "Max", "Min", "Availability (%)", "2xx and 3xx answers / requests that ended, in %", "n3", availability));
+        rows.Add(ToolText.Row("h2load/connections", "Max", "Sum", "Connections", "HTTP/2 connections", "n0", shape.Connections));
+        rows.Add(ToolText.Row("h2load/streams", "Max", "Max", "Streams per connection", "Concurrent streams per connection at most (h2load -m)", "n0", shape.Streams));
         if (shape.Rate is { } rate)
         {
-            rows.Add(Awk.Row("h2load/rate", "Max", "Sum", "Offered rate (req/s)", "Requests per second the job offers (open loop)", "n0", rate));
-            rows.Add(Awk.Row("h2load/sent", "Max", "Sum", "Sent rate (req/s)", "Requests per second h2load sent", "n1", n.Started / d));
+            rows.Add(ToolText.Row("h2load/rate", "Max", "Sum", "Offered rate (req/s)", "Requests per second the job offers (open loop)", "n0", rate));
+            rows.Add(ToolText.Row("h2load/sent", "Max", "Sum", "Sent rate (req/s)", "Requests per second h2load sent", "n1", n.Started / d));
         }
         return rows;
     }

@@ -14,7 +14,7 @@ namespace LLRP.Jobs;
 ///   traffic: 136.82MB (143466502) total, 2.68MB (2811108) headers (space savings 95.22%), 4.47MB (4685180) data
 ///   time for request:      512us     41.20ms      6.31ms      2.03ms    71.52%
 /// </code>
-/// A line given twice counts by its last copy, as the bash jobs' awk read it; a missing line leaves its figures null
+/// A line given twice counts by its last copy; a missing line leaves its figures null
 /// (the request counts, the rate, the request times) or 0 (status codes, traffic).</summary>
 internal sealed partial record H2LoadReport
 {
@@ -49,7 +49,7 @@ internal sealed partial record H2LoadReport
         var report = new H2LoadReport();
         foreach (var line in lines)
         {
-            var f = Awk.Fields(line);
+            var f = ToolText.Fields(line);
             string F(int i) => i <= f.Length ? f[i - 1] : "";
             if (F(1) == "Application" && F(2) == "protocol:")
             {
@@ -57,24 +57,24 @@ internal sealed partial record H2LoadReport
             }
             else if (F(1) == "finished" && F(2) == "in")
             {
-                report = report with { Rps = Awk.Number(F(4)) };
+                report = report with { Rps = ToolText.Number(F(4)) };
             }
             else if (F(1) == "requests:")
             {
-                report = report with { Requests = new(Awk.Number(F(4)), Awk.Number(F(6)), Awk.Number(F(8)), Awk.Number(F(10))) };
+                report = report with { Requests = new(ToolText.Number(F(4)), ToolText.Number(F(6)), ToolText.Number(F(8)), ToolText.Number(F(10))) };
             }
             else if (F(1) == "status" && F(2) == "codes:")
             {
                 report = report with
                 {
-                    Ok = Awk.Number(F(3)) + Awk.Number(F(5)),
-                    Ok2xx = Awk.Number(F(3)),
-                    Bad = Awk.Number(F(7)) + Awk.Number(F(9)),
+                    Ok = ToolText.Number(F(3)) + ToolText.Number(F(5)),
+                    Ok2xx = ToolText.Number(F(3)),
+                    Bad = ToolText.Number(F(7)) + ToolText.Number(F(9)),
                 };
             }
             else if (F(1) == "traffic:")
             {
-                report = report with { Bytes = Awk.Number(F(3).Replace("(", "", StringComparison.Ordinal).Replace(")", "", StringComparison.Ordinal)) };
+                report = report with { Bytes = ToolText.Number(F(3).Replace("(", "", StringComparison.Ordinal).Replace(")", "", StringComparison.Ordinal)) };
             }
             else if (F(1) == "time" && F(2) == "for" && F(3) == "request:")
             {
@@ -88,7 +88,7 @@ internal sealed partial record H2LoadReport
     public static double Milliseconds(string time)
     {
         var unit = TimeDigits().Replace(time, "");
-        var n = Awk.Number(TimeUnit().Replace(time, ""));
+        var n = ToolText.Number(TimeUnit().Replace(time, ""));
         return unit switch
         {
             "us" => n / 1000,
@@ -119,9 +119,9 @@ internal readonly record struct H2LoadLogRow(double Start, double Status, double
         foreach (var line in File.ReadLines(path))
         {
             var f = line.Split('\t');
-            if (f.Length >= 3 && Awk.IsNumber(f[1]))
+            if (f.Length >= 3 && ToolText.IsNumber(f[1]))
             {
-                rows.Add(new(Awk.Number(f[0]), Awk.Number(f[1]), Awk.Number(f[2]), line));
+                rows.Add(new(ToolText.Number(f[0]), ToolText.Number(f[1]), ToolText.Number(f[2]), line));
             }
         }
         return rows;
@@ -131,13 +131,12 @@ internal readonly record struct H2LoadLogRow(double Start, double Status, double
     public static double[] AnsweredMicros(IEnumerable<H2LoadLogRow> rows) =>
         [.. rows.Where(r => r.Status > 0).Select(r => r.Micros).Order()];
 
-    /// <summary>The 1-based nearest rank at <paramref name="position"/> (count × fraction, computed as the caller's
-    /// awk did): rounded up, the 0.999999 absorbing the product's rounding error; at least 1.</summary>
+    /// <summary>The 1-based nearest rank at <paramref name="position"/> (count × fraction): rounded up, the 0.999999 absorbing the product's rounding error; at least 1.</summary>
     public static int NearestRank(double position) => Math.Max(1, (int)(position + 0.999999));
 }
 
-/// <summary>Running h2load for the jobs: the tool, its version, a bounded run, the per-connection rate and how a
-/// command line is shown.</summary>
+/// <summary>Running h2load for the jobs: the tool, its version, a bounded run, the per-connection rate, the request
+/// (headers, body) and the measured run.</summary>
 internal static class H2LoadTool
 {
     /// <summary>h2load is stopped this long after its -D should have ended (the bash jobs' timeout: a hung h2load
@@ -194,14 +193,47 @@ internal static class H2LoadTool
     }
 
     /// <summary>h2load's --rps, per connection and a fraction: <paramref name="rate"/> / <paramref name="connections"/>.</summary>
-    public static string PerConnection(int rate, int connections, int decimals) => Awk.F((double)rate / connections, decimals);
+    public static string PerConnection(int rate, int connections, int decimals) => ToolText.F((double)rate / connections, decimals);
 
-    /// <summary>A file of <paramref name="size"/> bytes "x" in <paramref name="dir"/>: the POST body (h2load -d).</summary>
-    public static string Body(string dir, int size)
+    /// <summary><paramref name="args"/> (the run's shape) with each header and, for a <paramref name="bodySize"/> above 0,
+    /// a POST body of that many bytes "x" (a file in <paramref name="dir"/>, h2load -d).</summary>
+    public static List<string> WithRequest(List<string> args, IEnumerable<string> headers, int bodySize, string dir)
     {
-        var path = Path.Combine(dir, "body");
-        File.WriteAllBytes(path, Enumerable.Repeat((byte)'x', size).ToArray());
-        return path;
+        foreach (var h in headers)
+        {
+            args.AddRange(["-H", h]);
+        }
+        if (bodySize > 0)
+        {
+            var body = Path.Combine(dir, "body");
+            File.WriteAllBytes(body, Enumerable.Repeat((byte)'x', bodySize).ToArray());
+            args.AddRange(["-d", body, "-H", "Content-Type: application/octet-stream"]);
+        }
+        return args;
+    }
+
+    /// <summary>The measured run, logged: announced to crank as ##ChildProcessId between the hook's measure-start and
+    /// measure-end, h2load's report and per-request log written in <paramref name="dir"/>, the report shown without
+    /// progress lines; h2load's exit status (a failure logged).</summary>
+    public static (int Status, string Output, string Log) Measured(string job, string h2load, int duration, IReadOnlyList<string> args, string url, string dir)
+    {
+        var (output, log) = (Path.Combine(dir, "h2load.out"), Path.Combine(dir, "h2load.log"));
+        Console.WriteLine($"{job}: measured: {h2load} -D {duration}{ShellWord.Spaced(args)} --log-file h2load.log {url}");
+        Console.Out.Flush();
+        Tools.Hook("WRK_JOB_HOOK", "measure-start");
+        int status;
+        using (var run = Start(h2load, duration, [.. args, "--log-file", log, url], output))
+        {
+            Console.Error.WriteLine($"##ChildProcessId:{run.Id}");
+            status = run.WaitForExit();
+        }
+        Tools.Hook("WRK_JOB_HOOK", "measure-end");
+        Show(output, "  measured| ", reportOnly: true);
+        if (status != 0)
+        {
+            Console.Error.WriteLine($"{job}: h2load exited with {status}");
+        }
+        return (status, output, log);
     }
 
     /// <summary>Shows <paramref name="output"/> line by line after <paramref name="prefix"/>; with

@@ -94,15 +94,15 @@ Exit code: 0, 2 bad usage, 3 an h2load report cannot be parsed, or h2load's own 
         var answered = H2LoadLogRow.AnsweredMicros(log);
         string Rank(double fraction) => answered.Length == 0
             ? "nan"
-            : Awk.F(answered[H2LoadLogRow.NearestRank(answered.Length * fraction) - 1] / 1000, 3);
+            : ToolText.F(answered[H2LoadLogRow.NearestRank(answered.Length * fraction) - 1] / 1000, 3);
         var ok = report.Ok2xx;
         var availability = n.Done > 0 ? ok * 100 / n.Done : 0;
-        return new Step(offered, Awk.F(n.Done / seconds, 1), Awk.F(ok / seconds, 1), Rank(0.50), Rank(0.99),
-            Awk.F(availability, 3), Awk.F(Math.Truncate(ok), 0), Awk.F(Math.Truncate(n.Done), 0));
+        return new Step(offered, ToolText.F(n.Done / seconds, 1), ToolText.F(ok / seconds, 1), Rank(0.50), Rank(0.99),
+            ToolText.F(availability, 3), ToolText.F(Math.Truncate(ok), 0), ToolText.F(Math.Truncate(n.Done), 0));
     }
 
     /// <summary>The statistics rows: per step (aggregate "All", one value per step, in step order) each figure that is
-    /// not "nan", then the highest achieved rate (awk's default %.6g).</summary>
+    /// not "nan", then the highest achieved rate.</summary>
     public static List<Measurement> Rows(IEnumerable<string[]> steps)
     {
         var rows = new List<Measurement>();
@@ -123,9 +123,8 @@ Exit code: 0, 2 bad usage, 3 an h2load report cannot be parsed, or h2load's own 
             }
             max = Math.Max(max, Parse(fields[2]));
         }
-        var printed = max == Math.Floor(max) ? max : Parse(max.ToString("G6", CultureInfo.InvariantCulture));
-        rows.Add(new("ramp/rps/max;http/rps/max", "Max", "Max", "Highest achieved rate (req/s)",
-            "Highest achieved rate of 2xx responses over the steps", "n0", System.Text.Json.Nodes.JsonValue.Create(printed)));
+        rows.Add(ToolText.Row("ramp/rps/max;http/rps/max", "Max", "Max", "Highest achieved rate (req/s)",
+            "Highest achieved rate of 2xx responses over the steps", "n0", max));
         return rows;
     }
 
@@ -228,7 +227,7 @@ Exit code: 0, 2 bad usage, 3 an h2load report cannot be parsed, or h2load's own 
                 string cpu = "nan", mem = "nan";
                 if (proxyPid is { } after)
                 {
-                    cpu = Awk.F((CpuTicks(after) - c0) / ticksPerSecond / elapsed * 100, 1);
+                    cpu = ToolText.F((CpuTicks(after) - c0) / ticksPerSecond / elapsed * 100, 1);
                     mem = RssMegabytes(after);
                 }
                 H2LoadTool.Show(output, "  step| ", reportOnly: false);
@@ -308,10 +307,10 @@ Exit code: 0, 2 bad usage, 3 an h2load report cannot be parsed, or h2load's own 
         {
             foreach (var line in File.ReadLines($"/proc/{pid}/status"))
             {
-                var f = Awk.Fields(line);
+                var f = ToolText.Fields(line);
                 if (f.Length > 1 && f[0] == "VmRSS:")
                 {
-                    return Awk.F(Awk.Number(f[1]) / 1024, 1);
+                    return ToolText.F(ToolText.Number(f[1]) / 1024, 1);
                 }
             }
             return "nan";

@@ -51,30 +51,6 @@ internal static partial class Tools
         throw JobFailure.BadUsage($"no crank/ folder (with jobs.sh) above {AppContext.BaseDirectory}");
     }
 
-    /// <summary>The arguments as bash's printf ' %q' shows them (how a job's log line shows the command it runs): each after a space, shell characters escaped.</summary>
-    public static string Quoted(IEnumerable<string> args)
-    {
-        var text = new StringBuilder();
-        foreach (var a in args)
-        {
-            text.Append(' ');
-            if (a.Length == 0)
-            {
-                text.Append("''");
-                continue;
-            }
-            for (var i = 0; i < a.Length; i++)
-            {
-                if (" \t\n'\"\\|&;()<>!{}*[]?^$`,".Contains(a[i], StringComparison.Ordinal) || (i == 0 && a[i] is '~' or '#'))
-                {
-                    text.Append('\\');
-                }
-                text.Append(a[i]);
-            }
-        }
-        return text.ToString();
-    }
-
     /// <summary>The first executable <paramref name="name"/> on PATH, or null.</summary>
     public static string? OnPath(string name) =>
         (Environment.GetEnvironmentVariable("PATH") ?? "").Split(':', StringSplitOptions.RemoveEmptyEntries)

@@ -1,7 +1,7 @@
 using System.Text.Json.Nodes;
 using System.Text.RegularExpressions;
-using static LLRP.Jobs.Awk;
 using static LLRP.Jobs.JobArgs;
+using static LLRP.Jobs.ToolText;
 
 namespace LLRP.Jobs;
 
@@ -209,14 +209,14 @@ internal static partial class WrkJob
         }
         else if (warmup > 0)
         {
-            Console.WriteLine($"{Job}: warm-up: wrk -d {warmup}s{Tools.Quoted(wrkArgs)} {target}");
+            Console.WriteLine($"{Job}: warm-up: wrk -d {warmup}s{ShellWord.Spaced(wrkArgs)} {target}");
             warm = warming.Fixed(warmup);
         }
 
         var report = Path.GetTempFileName();
         try
         {
-            Console.WriteLine($"{Job}: measured: wrk -d {duration}s{Tools.Quoted(wrkArgs)} {target}{(scriptArgs.Length > 0 ? " " + string.Join(' ', scriptArgs) : "")}");
+            Console.WriteLine($"{Job}: measured: wrk -d {duration}s{ShellWord.Spaced(wrkArgs)} {target}{(scriptArgs.Length > 0 ? " " + string.Join(' ', scriptArgs) : "")}");
             Tools.Hook("WRK_JOB_HOOK", "measure-start");
             int rc;
             using (var run = Load(duration, report))

@@ -19,7 +19,7 @@ public class FixedRateJobTests
         {
             ["fixedrate/rate"] = "100",
             ["fixedrate/due"] = "300",
-            ["fixedrate/sent"] = "100.6666667",
+            ["fixedrate/sent"] = "100.66666666666667",
             ["fixedrate/missed"] = "0",
             ["fixedrate/rps"] = "100",
             ["fixedrate/requests"] = "300",
@@ -30,7 +30,7 @@ public class FixedRateJobTests
             ["fixedrate/latency/99"] = "182.687",
             ["fixedrate/latency/99.9"] = "202.281",
             ["fixedrate/latency/max"] = "202.281",
-            ["fixedrate/latency/mean"] = "9.826963",
+            ["fixedrate/latency/mean"] = "9.826963333333337",
             ["fixedrate/uncorrected/latency/50"] = "0.843",
             ["fixedrate/uncorrected/latency/99"] = "14.777",
             ["fixedrate/uncorrected/latency/99.9"] = "201.474",

@@ -38,13 +38,13 @@ public class RampJobTests
         ];
         var json = JsonNode.Parse(Statistics.Block("ramp", RampJob.Rows(steps), DateTime.UtcNow).Split('\n')[1])!;
         var values = json["Measurements"]!.AsArray().Select(m => $"{m!["Name"]}={m["Value"]!.ToJsonString()}");
-        // As the bash job's block (jq copying awk's fields; the maximum with awk's default %.6g).
+        // One value per step and figure, then the highest achieved rate as computed.
         Assert.Equal(
         [
             "ramp/offered=1000", "ramp/sent=533.7", "ramp/rps=533.7", "ramp/latency/50=36.56", "ramp/latency/99=103.254",
             "ramp/availability=100", "ramp/cpu=12.3", "ramp/memory=45.6",
             "ramp/offered=2000", "ramp/sent=1066.7", "ramp/rps=1234567.8", "ramp/availability=99.313",
-            "ramp/rps/max;http/rps/max=1234570",
+            "ramp/rps/max;http/rps/max=1234567.8",
         ], values);
         var metadata = json["Metadata"]!.AsArray();
         Assert.Equal(9, metadata.Count);

@@ -50,7 +50,7 @@ public sealed class MatrixAndFixedRateTests : IDisposable
         var markdown = FixedRate.Build(runs, new Dictionary<string, string>(), _dir, png: false);
 
         Assert.Equal(3, runs.Count);
-        Assert.All(runs, r => Assert.Equal(("nginx", 50), (r.Scenario, r.Percent)));
+        Assert.All(runs, r => Assert.Equal(("nginx", 50), (r.Scenario, r.Level)));
         Assert.Contains("| nginx | 5.00 |", markdown, StringComparison.Ordinal);
         Assert.Contains("**1 run(s) failed**", markdown, StringComparison.Ordinal);
         Assert.DoesNotContain("haproxy", markdown, StringComparison.Ordinal);
@@ -65,10 +65,10 @@ public sealed class MatrixAndFixedRateTests : IDisposable
             Directory.CreateDirectory(folder);
             File.WriteAllText(Path.Combine(folder, "nginx.r1.json"), Result("nginx", "{}", FixedRateResults(p999)));
         }
-        var before = FixedRate.Read(_dir).Select(r => (r.Scenario, r.Percent, r.Load["http/latency/99.9"])).ToList();
+        var before = FixedRate.Read(_dir).Select(r => (r.Scenario, r.Level, r.Figures["http/latency/99.9"])).ToList();
 
         Aggregate.Fold(_dir, prune: true);
-        var after = FixedRate.Read(_dir).Select(r => (r.Scenario, r.Percent, r.Load["http/latency/99.9"])).ToList();
+        var after = FixedRate.Read(_dir).Select(r => (r.Scenario, r.Level, r.Figures["http/latency/99.9"])).ToList();
 
         Assert.Equal([("nginx", 25, 2.0), ("nginx", 90, 40.0)], before);
         Assert.Equal(before, after);

@@ -55,10 +55,10 @@ public sealed class SteppedTests : IDisposable
         Write(2000, "nginx", 1, achieved: 2000, p99: 2.0, availability: 100, cpu: 20, memory: 10);
         Write(4000, "nginx", 1, achieved: 3000, p99: 80, availability: 100, cpu: 100, memory: 14);
         Write(4000, "yarp", 2, achieved: 10, p99: 900, availability: 50, cpu: 100, memory: 90, returnCode: 1);
-        var before = Stepped.Read(_dir).Select(r => (r.Scenario, r.Rate, r.Round, r.Failed, r.Figures["h2load/rps/2xx"])).ToList();
+        var before = Stepped.Read(_dir).Select(r => (r.Scenario, r.Level, r.Round, r.Failed, r.Figures["h2load/rps/2xx"])).ToList();
 
         Aggregate.Fold(_dir, prune: true);
-        var after = Stepped.Read(_dir).Select(r => (r.Scenario, r.Rate, r.Round, r.Failed, r.Figures["h2load/rps/2xx"])).ToList();
+        var after = Stepped.Read(_dir).Select(r => (r.Scenario, r.Level, r.Round, r.Failed, r.Figures["h2load/rps/2xx"])).ToList();
 
         Assert.Equal(3, before.Count);
         Assert.Equal(before, after);

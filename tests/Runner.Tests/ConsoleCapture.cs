@@ -8,8 +8,7 @@ public sealed class ConsoleCollection;
 
 internal static partial class ConsoleCapture
 {
-    /// <summary>run-local with these arguments on a 2-CPU machine without crank (the machine the expected outputs were
-    /// recorded on): exit status and stdout + stderr, log times replaced by HH:MM:SS.</summary>
+    /// <summary>run-local with these arguments on a 2-CPU machine without crank: exit status and stdout + stderr, log times replaced by HH:MM:SS.</summary>
     public static (int Code, string Output) RunLocal(params string[] args)
     {
         var (stdout, stderr) = (Console.Out, Console.Error);

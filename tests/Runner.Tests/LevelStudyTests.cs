@@ -3,86 +3,170 @@ using System.Text.Json.Nodes;
 
 namespace LLRP.Runner.Tests;
 
-/// <summary>`crank/run-local.sh stepped` and `fixed-rate` print, write and exit as crank/stepped.sh and
-/// crank/fixedrate.sh did for the same command line. Stepped/caseN and FixedRate/caseN were recorded from the bash
-/// scripts with a stand-in run-local.sh that printed `run-local.sh` and its arguments (printf %q), copied
-/// fixtures/&lt;caseN.fixture&gt;/s&lt;rate&gt;/&lt;scenario&gt;.r*.json into its --json-dir and exited with that step's
-/// `rc` file (0 without one): caseN.out is stdout + stderr, caseN.rc the exit status, caseN.json the stepped.json or
-/// fixedrate.json written, caseN.files what the results folder held. @OUT@ stands for the results folder, @FIX@ for the
-/// fixtures folder. Since the move the help's usage lines and the JSON's command name crank/run-local.sh stepped |
-/// fixed-rate, the scripts' only entry point now.</summary>
+/// <summary>`crank/run-local.sh stepped` and `fixed-rate` end to end with a stand-in run-local (it prints its command
+/// line, copies Stepped/fixtures/&lt;name&gt;/s&lt;rate&gt;/&lt;scenario&gt;.r*.json into its --json-dir and exits with that
+/// step's `rc` file): the run-local calls each study makes, the proxies a step fails and why, the plan JSON it writes,
+/// its exit status; and its refusals.</summary>
 [Collection("Console")]
-public sealed class LevelStudyGoldenTests
+public sealed class LevelStudyRunTests
 {
-    public static TheoryData<string, string> Cases()
+    private static string Fixtures(string study) => Path.Combine(AppContext.BaseDirectory, study, "fixtures");
+
+    private static (int Code, string[] Lines, JsonNode? Plan) Run(string study, string? fixture, params string[] args)
     {
-        var data = new TheoryData<string, string>();
-        foreach (var study in new[] { "Stepped", "FixedRate" })
-        {
-            foreach (var f in Directory.GetFiles(Path.Combine(AppContext.BaseDirectory, study), "case*.args").Order())
-            {
-                data.Add(study, Path.GetFileNameWithoutExtension(f));
-            }
-        }
-        return data;
+        var temp = Directory.CreateTempSubdirectory("level-").FullName;
+        var hooks = new LevelHooks(a => StandIn.RunLocal(a, fixture is null ? null : Path.Combine(Fixtures(study), fixture)),
+            (_, _) => throw new InvalidOperationException("--no-report"));
+        args = [.. args.Select(a => a.Replace("@OUT@", temp, StringComparison.Ordinal).Replace("@FIX@", Fixtures(study), StringComparison.Ordinal))];
+        var (code, output) = LevelCapture.Run(() => study == "Stepped" ? SteppedStudy.Run(args, temp, hooks) : FixedRateStudy.Run(args, temp, hooks));
+        var file = Path.Combine(temp, study == "Stepped" ? "stepped.json" : "fixedrate.json");
+        var plan = File.Exists(file) ? JsonNode.Parse(File.ReadAllText(file).Replace(temp, "@OUT@", StringComparison.Ordinal)) : null;
+        Directory.Delete(temp, recursive: true);
+        return (code, output.Replace(temp, "@OUT@", StringComparison.Ordinal).TrimEnd('\n').Split('\n'), plan);
+    }
+
+    /// <summary>Each step offers the next rate to the proxies still standing; a proxy leaves at the step it fails.</summary>
+    [Fact]
+    public void SteppedOffersEachStepToTheProxiesStillStanding()
+    {
+        var (code, lines, plan) = Run("Stepped", "knee", "--start", "1000", "--step", "1000", "--steps", "5", "--no-report", "--out", "@OUT@",
+            "--rounds", "2", "--warmup", "2", "--duration", "3");
+        Assert.Equal(0, code);
+        var calls = Calls(lines);
+        Assert.Equal(3, calls.Count);
+        Assert.Equal("--no-report --rounds 1 --warmup 10 --duration 10 --steady-retries 0 --rounds 2 --warmup 2 --duration 3 --load h2load --server-scheme https " +
+            "--rate 1000 --variable maxErrors=1000000000 --app-env HAPROXY_FORWARDFOR=1 --json-dir @OUT@/s1000 nginx haproxy llrp-llhttp yarp", calls[0]);
+        Assert.Contains(" --rate 2000 ", calls[1], StringComparison.Ordinal);
+        Assert.EndsWith("/s2000 nginx haproxy llrp-llhttp yarp", calls[1], StringComparison.Ordinal);
+        Assert.EndsWith("/s3000 nginx llrp-llhttp", calls[2], StringComparison.Ordinal);
+        Assert.Contains("stepped: yarp failed at 2000 requests/s: achieved 1500/s of 2000/s offered", lines);
+        Assert.Equal(("{'haproxy':{'rate':2000,'reason':'availability 99.123 %'},'yarp':{'rate':2000,'reason':'achieved 1500/s of 2000/s offered'}," +
+            "'nginx':{'rate':3000,'reason':'no result'},'llrp-llhttp':{'rate':3000,'reason':'no run succeeded'}}").Replace('\'', '"'), plan!["failedAt"]!.ToJsonString());
+        Assert.Equal("[1000,2000,3000]", plan["rates"]!.ToJsonString());
+        Assert.StartsWith("crank/run-local.sh stepped --start 1000 ", plan["command"]!.GetValue<string>(), StringComparison.Ordinal);
+    }
+
+    /// <summary>The thresholds come from the options; a proxy failing the first step is not offered the second.</summary>
+    [Fact]
+    public void SteppedJudgesByTheGivenThresholds()
+    {
+        var (code, lines, plan) = Run("Stepped", "odd", "--start", "500", "--step", "250", "--steps", "3", "--fail-achieved", "50.5",
+            "--fail-availability", "99.5", "--no-report", "--out", "@OUT@", "nginx", "llrp-llhttp", "yarp", "haproxy");
+        Assert.Equal(0, code);
+        Assert.Equal(2, Calls(lines).Count);
+        Assert.EndsWith("--json-dir @OUT@/s750 haproxy", Calls(lines)[1], StringComparison.Ordinal);
+        Assert.Contains("stepped: llrp-llhttp failed at 500 requests/s: achieved 250/s of 500/s offered", lines);
+        Assert.Contains("stepped: haproxy failed at 750 requests/s: availability 0 %", lines);
+        Assert.Equal(50.5, plan!["failAchievedPercent"]!.GetValue<double>());
+    }
+
+    /// <summary>A run-local that fails fails the study, which still runs every step; the passed options reach run-local.</summary>
+    [Fact]
+    public void SteppedPassesOptionsOnAndAFailedRunLocalFailsTheStudy()
+    {
+        var (code, lines, _) = Run("Stepped", "steady", "--start", "1000", "--step", "1000", "--steps", "2", "--no-report", "--out", "@OUT@",
+            "--pin-proxy", "--connections", "4", "--protocols", "h2", "nginx", "llrp-llhttp");
+        Assert.Equal(1, code);
+        Assert.All(Calls(lines), c => Assert.Contains(" --steady-retries 0 --pin-proxy --connections 4 --protocols h2 --load h2load ", c, StringComparison.Ordinal));
+        Assert.Equal("stepped: still standing after the last step: nginx llrp-llhttp", lines[^1]);
+    }
+
+    /// <summary>One run-local call per share, lowest first, at that share of the maximum; fixedrate.json holds the plan.</summary>
+    [Fact]
+    public void FixedRateRunsEachShareOfTheMaximum()
+    {
+        var (code, lines, plan) = Run("FixedRate", null, "--max-rps", "2000", "--percents", "50,25", "--rounds", "1", "--no-report", "--out", "@OUT@",
+            "direct", "llrp-llhttp");
+        Assert.Equal(0, code);
+        Assert.Equal(["--no-report --rounds 1 --load fixedrate --rate 500 --json-dir @OUT@/p25 direct llrp-llhttp",
+            "--no-report --rounds 1 --load fixedrate --rate 1000 --json-dir @OUT@/p50 direct llrp-llhttp"], Calls(lines));
+        Assert.Equal(("{'maxRps':2000,'maxSource':'given (--max-rps)','percents':[25,50],'rates':[500,1000],'scenarios':['direct','llrp-llhttp']," +
+            "'command':'crank/run-local.sh fixed-rate --max-rps 2000 --percents 50,25 --rounds 1 --no-report --out @OUT@ direct llrp-llhttp'}").Replace('\'', '"'),
+            plan!.ToJsonString());
+    }
+
+    [Fact]
+    public void FixedRateSkipsAShareBelowOneRequestAndFails()
+    {
+        var (code, lines, _) = Run("FixedRate", null, "--max-rps", "3", "--percents", "10,50", "--no-report", "--out", "@OUT@", "direct");
+        Assert.Equal(1, code);
+        Assert.Contains("fixedrate: 10 % of 3 is below 1 request/s; skipped", lines);
+        Assert.Equal(["--no-report --load fixedrate --rate 1 --json-dir @OUT@/p50 direct"], Calls(lines));
+    }
+
+    [Fact]
+    public void FixedRateTakesItsMaximumFromThePeersRuns()
+    {
+        var (code, lines, plan) = Run("FixedRate", null, "--max-from", "@FIX@/max1", "--no-report", "--out", "@OUT@", "--percents", "50", "nginx");
+        Assert.Equal(0, code);
+        Assert.Equal(["--no-report --load fixedrate --rate 5625 --json-dir @OUT@/p50 nginx"], Calls(lines));
+        Assert.Equal(11250, plan!["maxRps"]!.GetValue<long>());
+        var (empty, why, none) = Run("FixedRate", null, "--max-from", "@FIX@/empty", "--no-report", "--out", "@OUT@");
+        Assert.Equal((1, null), (empty, none));
+        Assert.Equal([$"fixedrate: no successful nginx or haproxy run with http/rps/mean under {Fixtures("FixedRate")}/empty"], why);
     }
 
     [Theory]
-    [MemberData(nameof(Cases))]
-    public void SameOutputAsTheBashScript(string study, string name)
+    [InlineData("Stepped", "--help")]
+    [InlineData("FixedRate", "-h")]
+    public void HelpIsTheHelpText(string study, string flag)
     {
-        var dir = Path.Combine(AppContext.BaseDirectory, study);
-        var fixtures = Path.Combine(dir, "fixtures");
-        var fixture = File.Exists(Path.Combine(dir, name + ".fixture"))
-            ? Path.Combine(fixtures, File.ReadAllText(Path.Combine(dir, name + ".fixture")).Trim()) : null;
-        using var temp = new TempFolder();
-        var args = File.ReadAllText(Path.Combine(dir, name + ".args")).Trim().Replace("@OUT@", temp.Path, StringComparison.Ordinal)
-            .Replace("@FIX@", fixtures, StringComparison.Ordinal).Split(' ', StringSplitOptions.RemoveEmptyEntries);
-        var hooks = new LevelHooks(a => StandIn.RunLocal(a, fixture), (_, _) => throw new InvalidOperationException("no recorded case runs the report"));
-
-        var (code, output) = LevelCapture.Run(() => study == "Stepped"
-            ? SteppedStudy.Run(args, temp.Path, hooks) : FixedRateStudy.Run(args, temp.Path, hooks));
-
-        string Normal(string s) => s.Replace(temp.Path, "@OUT@", StringComparison.Ordinal).Replace(fixtures, "@FIX@", StringComparison.Ordinal);
-        Assert.Equal(File.ReadAllText(Path.Combine(dir, name + ".out")), Normal(output));
-        Assert.Equal(int.Parse(File.ReadAllText(Path.Combine(dir, name + ".rc")).Trim(), CultureInfo.InvariantCulture), code);
-        var json = Path.Combine(dir, name + ".json");
-        var written = Path.Combine(temp.Path, study == "Stepped" ? "stepped.json" : "fixedrate.json");
-        if (File.Exists(json))
-        {
-            var expected = File.ReadAllText(json).Replace("\"crank/stepped.sh", "\"crank/run-local.sh stepped", StringComparison.Ordinal)
-                .Replace("\"crank/fixedrate.sh", "\"crank/run-local.sh fixed-rate", StringComparison.Ordinal);
-            Assert.Equal(expected, Normal(File.ReadAllText(written)));
-        }
-        else
-        {
-            Assert.False(File.Exists(written));
-        }
-        var files = Directory.EnumerateFileSystemEntries(temp.Path, "*", SearchOption.AllDirectories)
-            .Select(f => "./" + Path.GetRelativePath(temp.Path, f)).Order(StringComparer.Ordinal);
-        Assert.Equal(File.ReadAllText(Path.Combine(dir, name + ".files")), string.Concat(files.Select(f => f + "\n")));
+        var (code, lines, _) = Run(study, null, flag);
+        Assert.Equal(0, code);
+        Assert.Equal((study == "Stepped" ? SteppedStudy.HelpText : FixedRateStudy.HelpText).TrimEnd('\n'), string.Join('\n', lines));
     }
 
-    /// <summary>Bad usage is one line on stderr and exit status 2, for every recorded bad command line.</summary>
-    [Fact]
-    public void EveryUsageErrorIsOneLine()
+    /// <summary>Bad usage is one line naming the study and the problem, exit status 2, and nothing run.</summary>
+    [Theory]
+    [InlineData("Stepped", "--start 0", "stepped: --start needs a whole number >= 1 (see --help)")]
+    [InlineData("Stepped", "--start x", "stepped: --start needs a whole number >= 1 (see --help)")]
+    [InlineData("Stepped", "--start", "stepped: --start needs a whole number >= 1 (see --help)")]
+    [InlineData("Stepped", "--step -5", "stepped: --step needs a whole number >= 1 (see --help)")]
+    [InlineData("Stepped", "--steps 61", "stepped: --steps: at most 60 (see --help)")]
+    [InlineData("Stepped", "--steps 0", "stepped: --steps needs a whole number >= 1 (see --help)")]
+    [InlineData("Stepped", "--fail-achieved 0", "stepped: --fail-achieved needs a percentage above 0, at most 100 (see --help)")]
+    [InlineData("Stepped", "--fail-achieved 100.5", "stepped: --fail-achieved needs a percentage above 0, at most 100 (see --help)")]
+    [InlineData("Stepped", "--fail-achieved 1e2", "stepped: --fail-achieved needs a percentage above 0, at most 100 (see --help)")]
+    [InlineData("Stepped", "--fail-availability abc", "stepped: --fail-availability needs a percentage above 0, at most 100 (see --help)")]
+    [InlineData("Stepped", "--fail-availability", "stepped: --fail-availability needs a percentage above 0, at most 100 (see --help)")]
+    [InlineData("Stepped", "--out", "stepped: --out needs a folder (see --help)")]
+    [InlineData("Stepped", "--load h2load", "stepped: --load is set by this script (or has no meaning per step) (see --help)")]
+    [InlineData("Stepped", "--rate 5", "stepped: --rate is set by this script (or has no meaning per step) (see --help)")]
+    [InlineData("Stepped", "--json-dir x", "stepped: --json-dir is set by this script (or has no meaning per step) (see --help)")]
+    [InlineData("Stepped", "--server-scheme http", "stepped: --server-scheme is set by this script (or has no meaning per step) (see --help)")]
+    [InlineData("Stepped", "--dry-run", "stepped: --dry-run is set by this script (or has no meaning per step) (see --help)")]
+    [InlineData("Stepped", "--rounds", "stepped: --rounds needs a value (see --help)")]
+    [InlineData("Stepped", "nginx bogus", "stepped: unknown scenario 'bogus' (direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext llrp-yarp httpclientproxy yarp llrp-kestrel-h1) (see --help)")]
+    [InlineData("Stepped", "nginx direct", "stepped: direct has no place here: the origin speaks HTTP/1.1 (see --help)")]
+    [InlineData("FixedRate", "--max-rps 100 --percents 0,50 --no-report --out @OUT@", "fixedrate: a share must be 1 to 200 %, not 0 (see --help)")]
+    [InlineData("FixedRate", "--max-rps 100 --percents 201 --no-report --out @OUT@", "fixedrate: a share must be 1 to 200 %, not 201 (see --help)")]
+    [InlineData("FixedRate", "", "fixedrate: give the maximum: --max-rps N or --max-from DIR (see --help)")]
+    [InlineData("FixedRate", "--max-rps 0", "fixedrate: --max-rps needs a whole number >= 1 (see --help)")]
+    [InlineData("FixedRate", "--max-rps x", "fixedrate: --max-rps needs a whole number >= 1 (see --help)")]
+    [InlineData("FixedRate", "--max-rps", "fixedrate: --max-rps needs a whole number >= 1 (see --help)")]
+    [InlineData("FixedRate", "--max-from /nonexistent/folder", "fixedrate: --max-from needs a results folder (see --help)")]
+    [InlineData("FixedRate", "--max-from", "fixedrate: --max-from needs a results folder (see --help)")]
+    [InlineData("FixedRate", "--max-from @FIX@/max2/nginx.r1.json", "fixedrate: --max-from needs a results folder (see --help)")]
+    [InlineData("FixedRate", "--max-rps 5 --percents 1,,2", "fixedrate: --percents needs a comma-separated list of whole numbers (see --help)")]
+    [InlineData("FixedRate", "--max-rps 5 --percents", "fixedrate: --percents needs a comma-separated list of whole numbers (see --help)")]
+    [InlineData("FixedRate", "--max-rps 5 --percents 50%", "fixedrate: --percents needs a comma-separated list of whole numbers (see --help)")]
+    [InlineData("FixedRate", "--max-rps 5 --out", "fixedrate: --out needs a folder (see --help)")]
+    [InlineData("FixedRate", "--max-rps 5 --load wrk", "fixedrate: --load is set by this script (see --help)")]
+    [InlineData("FixedRate", "--max-rps 5 --rate 10", "fixedrate: --rate is set by this script (see --help)")]
+    [InlineData("FixedRate", "--max-rps 5 --json-dir d", "fixedrate: --json-dir is set by this script (see --help)")]
+    [InlineData("FixedRate", "--max-rps 5 --max-from @FIX@/max1", "fixedrate: --max-rps and --max-from exclude each other (see --help)")]
+    [InlineData("FixedRate", "--percents 50 direct", "fixedrate: give the maximum: --max-rps N or --max-from DIR (see --help)")]
+    public void ARefusedOptionIsOneLineAndExit2(string study, string args, string message)
     {
-        var usage = 0;
-        foreach (var study in new[] { "Stepped", "FixedRate" })
-        {
-            foreach (var rc in Directory.GetFiles(Path.Combine(AppContext.BaseDirectory, study), "case*.rc"))
-            {
-                if (File.ReadAllText(rc).Trim() == "2")
-                {
-                    var lines = File.ReadAllText(Path.ChangeExtension(rc, ".out")).TrimEnd('\n').Split('\n');
-                    Assert.Single(lines);
-                    Assert.EndsWith(" (see --help)", lines[0], StringComparison.Ordinal);
-                    usage++;
-                }
-            }
-        }
-        Assert.True(usage >= 35, $"{usage} recorded usage errors");
+        var (code, lines, plan) = Run(study, null, args.Split(' ', StringSplitOptions.RemoveEmptyEntries));
+        Assert.Equal(2, code);
+        Assert.Equal([message.Replace("@FIX@", Fixtures(study), StringComparison.Ordinal)], lines);
+        Assert.Null(plan);
     }
+
+    /// <summary>The run-local command lines the stand-in printed, without its name.</summary>
+    private static List<string> Calls(string[] lines) =>
+        [.. lines.Where(l => l.StartsWith("run-local.sh ", StringComparison.Ordinal)).Select(l => l["run-local.sh ".Length..])];
 }
 
 /// <summary>The share and step arithmetic, --max-from's maximum, the step verdict, the report's outcome.</summary>
@@ -207,13 +291,6 @@ public sealed class LevelStudyTests
         Assert.Equal("no result", SteppedStudy.Verdict(Path.Combine(d, "missing"), "nginx", 2000, 95, 100));
     }
 
-    [Theory]
-    [InlineData(1500, "1500")]
-    [InlineData(99.123, "99.123")]
-    [InlineData(1e17, "1e+17")]
-    [InlineData(0.30000000000000004, "0.30000000000000004")]
-    public void NumbersAsJqPrintsThem(double d, string text) => Assert.Equal(text, Levels.Number(d));
-
     [Fact]
     public void AFailedReportFailsTheStudyWithItsLogsLastLines()
     {
@@ -253,7 +330,7 @@ internal static class StandIn
 {
     public static int RunLocal(IReadOnlyList<string> args, string? fixture)
     {
-        Console.Out.WriteLine("run-local.sh" + string.Concat(args.Select(a => " " + Shell.Quote(a))));
+        Console.Out.WriteLine("run-local.sh" + ShellWord.Spaced(args));
         if (fixture is null)
         {
             return 0;

@@ -250,10 +250,11 @@ public sealed class CommandLineTests
     }
 
     [Theory]
-    [InlineData("a b", "a\\ b")]
-    [InlineData("/?s=1", "/\\?s=1")]
+    [InlineData("a b", "'a b'")]
+    [InlineData("/?s=1", "'/?s=1'")]
     [InlineData("x=y", "x=y")]
     [InlineData("", "''")]
-    [InlineData("a,b", "a\\,b")]
-    public void CommandLineQuotedAsBashDoes(string word, string quoted) => Assert.Equal(quoted, Shell.Quote(word));
+    [InlineData("a,b", "a,b")]
+    [InlineData("it's", "'it'\\''s'")]
+    public void CommandLineWordsQuotedOnlyWhenAShellWouldReadThemSpecially(string word, string quoted) => Assert.Equal(quoted, ShellWord.Quote(word));
 }
