@@ -1,6 +1,7 @@
 using System.IO.Pipelines;
 using System.Net;
 using LLRP.Http1;
+using LLRP.KestrelHttp;
 using LLRP.Tests.Infrastructure;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
@@ -222,7 +223,9 @@ public sealed class Http2DownstreamTests
         head.CompleteFields(hasBody: false);
         var writer = new ResponseWriter(PipeWriter.Create(Stream.Null));
         var trailers = new TrailersFeature();
-        writer.Bind(new HttpResponseFeature(), PipeWriter.Create(Stream.Null), trailers);
+        var kestrel = new KestrelResponse();
+        kestrel.Bind(new HttpResponseFeature(), trailers);
+        writer.Bind(kestrel, PipeWriter.Create(Stream.Null));
         writer.Start(head);
         writer.ReceivedWith(receivedWith);
         writer.BeginHead(200);

@@ -18,7 +18,7 @@ namespace LLRP.Connections;
 /// Pipelined requests wait in the connection's input. Every failure ends here as a <see cref="ProxyException"/> and is
 /// answered in <see cref="FailExchangeAsync"/>.
 /// </summary>
-internal sealed class ProxyConnection
+internal sealed class ProxyConnection : ISweptConnection
 {
     /// <summary>What the connection waits for, which decides the timeout that applies and what its expiry means.</summary>
     private enum Waiting : byte
@@ -335,7 +335,7 @@ internal sealed class ProxyConnection
     /// forwarder give back what it keeps between exchanges (<see cref="IForwarder.ReleaseIdle"/>) and renews its
     /// exchange's abort source (<see cref="Exchange.RenewAbortSource"/>), unless an exchange starts meanwhile.
     /// </summary>
-    internal void ReleaseIdle()
+    public void ReleaseIdle()
     {
         if (_waiting == Waiting.NextRequest)
         {
@@ -349,7 +349,7 @@ internal sealed class ProxyConnection
     }
 
     /// <summary>Called by <see cref="ProxyServer"/>'s deadline sweep: enforces whichever timeout applies now.</summary>
-    internal void CheckDeadline(long now)
+    public void CheckDeadline(long now)
     {
         var waiting = _waiting;
         if (waiting == Waiting.NextRequest)

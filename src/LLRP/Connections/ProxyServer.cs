@@ -34,7 +34,7 @@ internal sealed class ProxyServer : IDisposable
     /// </summary>
     internal static readonly TimeSpan DeadlineSweepInterval = TimeSpan.FromMilliseconds(50);
 
-    private readonly ConcurrentDictionary<ProxyConnection, byte> _connections = new();
+    private readonly ConcurrentDictionary<ISweptConnection, byte> _connections = new();
     // Exchanges in flight of the front ends that run several per connection (HTTP/2 streams, Kestrel's HTTP/1.1): the
     // sweep keeps their deadlines as it keeps the raw connections'.
     private readonly ConcurrentDictionary<Exchange, byte> _streams = new();
@@ -143,7 +143,11 @@ internal sealed class ProxyServer : IDisposable
     /// Kestrel's HTTP layer) names them here: the sweep gives each the idle calls a raw connection gives its forwarder
     /// while it waits for the next request (<see cref="IForwarder.OnIdle"/>, <see cref="IForwarder.ReleaseIdle"/>).
     /// </summary>
-    public void UsePooledForwarders(Func<IEnumerable<IForwarder>> idle) => _pooledForwarders = idle;
+    public void UsePooledForwarders(Func<IEnumerable<IForwarder>> idle)
+    {
+        var before = _pooledForwarders;
+        _pooledForwarders = before is null ? idle : () => before().Concat(idle());
+    }
 
     /// <summary>A forwarder for a front end's exchange slot, numbered as a connection is (HttpContext's ConnectionId).</summary>
     public IForwarder CreateForwarder(DownstreamChoice choice, out int index)
@@ -166,12 +170,18 @@ internal sealed class ProxyServer : IDisposable
         // Which downstream each request goes to is the balancer's (loadBalancing); ConnectionRoundRobin assigns one here.
         var downstreams = new DownstreamChoice(Downstreams);
         var connection = new ProxyConnection(this, context, _forwarders.Create(downstreams, index), index, downstreams);
-        _connections.TryAdd(connection, 0);
+        ConnectionStarted(connection);
         return connection.RunAsync();
     }
 
+    /// <summary>A front end's connection joins the set the sweep and a graceful stop look at.</summary>
+    internal void ConnectionStarted(ISweptConnection connection) => _connections.TryAdd(connection, 0);
+
     /// <summary>The last thing a connection's loop does: it leaves the set the sweep and a graceful stop look at.</summary>
-    internal void ConnectionEnded(ProxyConnection connection) => _connections.TryRemove(connection, out _);
+    internal void ConnectionEnded(ISweptConnection connection) => _connections.TryRemove(connection, out _);
+
+    /// <summary>A connection number, as <see cref="OnConnectionAsync"/> gives each connection (the self-report counts them).</summary>
+    internal int NextConnectionIndex() => Interlocked.Increment(ref _connectionCount) - 1;
 
     /// <summary>
     /// An exception that reached a connection's loop is a bug, not a client or downstream failure (those end inside

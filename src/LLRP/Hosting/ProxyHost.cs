@@ -5,6 +5,7 @@ using LLRP.Balancing;
 using LLRP.Connections;
 using LLRP.Diagnostics;
 using LLRP.Forwarding;
+using LLRP.Http2;
 using LLRP.KestrelHttp;
 using LLRP.Transport;
 using Microsoft.AspNetCore.Builder;
@@ -60,10 +61,11 @@ public static class ProxyHost
         var server = new ProxyServer(options, downstreams, ForwarderFactory.Create(options, downstreams));
         builder.Services.AddSingleton(server);
         var kestrelHttp = KestrelFrontEnd.IsUsed(options) ? new StreamApplication(server) : null;
+        var rawHttp2 = options.FrontEnd == FrontEnd.Raw && KestrelFrontEnd.ServesHttp2(options) ? new Http2FrontEnd(server) : null;
         builder.WebHost.UseKestrel(k =>
         {
             k.AddServerHeader = false;
-            if (kestrelHttp is not null)
+            if (kestrelHttp is not null || rawHttp2 is not null)
             {
                 KestrelFrontEnd.Configure(k, options);
             }
@@ -85,7 +87,7 @@ public static class ProxyHost
                     }
                     else
                     {
-                        listen.Use(KestrelFrontEnd.Route(server, protocols, endPoint.Tls));
+                        listen.Use(KestrelFrontEnd.Route(server, protocols, endPoint.Tls, rawHttp2));
                     }
                 });
             }
@@ -118,6 +120,7 @@ public static class ProxyHost
         {
             report.Dispose();
             kestrelHttp?.Dispose();
+            rawHttp2?.Dispose();
             server.Dispose();
             var summary = report.Summary();
             Console.Out.Write(report.Block());

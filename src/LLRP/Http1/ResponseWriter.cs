@@ -5,7 +5,6 @@ using System.Runtime.CompilerServices;
 using System.Text;
 using LLRP.Errors;
 using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.WebUtilities;
 
 namespace LLRP.Http1;
@@ -35,11 +34,9 @@ internal sealed class ResponseWriter
     private static readonly byte[][] s_statusLines = new byte[600][];
 
     private PipeWriter _output;
-    // Set when Kestrel frames the response for the client (an HTTP/2 stream, Kestrel's HTTP/1.1 front end): the status
-    // and fields go to its response feature, the body to its body writer (_output).
-    private IHttpResponseFeature? _feature;
-    // Kestrel's trailers of that response (an HTTP/2 stream): where the downstream's trailer fields go.
-    private IHttpResponseTrailersFeature? _trailers;
+    // Set when another layer frames the response for the client (an HTTP/2 stream, Kestrel's HTTP/1.1 front end): the
+    // status and fields go to it, the body to its body writer (_output).
+    private IFramedResponse? _framed;
     private RequestHead _request = null!;
     // The response came from the downstream over HTTP/2 (ReceivedWith): its Via says "2", and it may carry trailers.
     private bool _receivedHttp2;
@@ -52,15 +49,14 @@ internal sealed class ResponseWriter
     public ResponseWriter(PipeWriter output) => _output = output;
 
     /// <summary>
-    /// The next responses go to a response Kestrel frames: the status and fields (through the same policy, so no
-    /// connection-specific field reaches an HTTP/2 client, RFC 9113 §8.2.2) to <paramref name="feature"/>, the body to
-    /// <paramref name="body"/>. Kestrel adds the framing: DATA frames and END_STREAM, or its own HTTP/1.1 framing.
+    /// The next responses go to a response another layer frames: the status and fields (through the same policy, so no
+    /// connection-specific field reaches an HTTP/2 client, RFC 9113 §8.2.2) to <paramref name="framed"/>, the body to
+    /// <paramref name="body"/>. That layer adds the framing: DATA frames and END_STREAM, or Kestrel's HTTP/1.1 framing.
     /// </summary>
-    public void Bind(IHttpResponseFeature feature, PipeWriter body, IHttpResponseTrailersFeature? trailers)
+    public void Bind(IFramedResponse framed, PipeWriter body)
     {
-        _feature = feature;
+        _framed = framed;
         _output = body;
-        _trailers = trailers;
     }
 
     /// <summary>Any byte of the final response was written: an error can no longer be answered with a status.</summary>
@@ -95,15 +91,14 @@ internal sealed class ResponseWriter
     public bool SendsHeadAtOnce => _receivedHttp2;
 
     /// <summary>
-    /// Trailer fields can reach this client: an HTTP/2 client through Kestrel's HTTP/2 (HEADERS with END_STREAM after
-    /// the body), from a response received over HTTP/2. Everywhere else they are dropped: an HTTP/1.1 client of the raw
+    /// Trailer fields can reach this client: an HTTP/2 client (HEADERS with END_STREAM after the body), from a response received over HTTP/2. Everywhere else they are dropped: an HTTP/1.1 client of the raw
     /// front end gets the body without them (its chunked framing ends with an empty trailer section), as a response
     /// from an HTTP/1.1 downstream loses the trailers its chunked framing carried (llhttp's decoder drops them).
     /// </summary>
     public bool CanSendTrailers => ClientTakesTrailers && _receivedHttp2;
 
     /// <summary>This client can be sent trailer fields (an HTTP/2 stream), whatever the downstream speaks.</summary>
-    public bool ClientTakesTrailers => _trailers is not null && _request.Http2;
+    public bool ClientTakesTrailers => _framed is { TakesTrailers: true } && _request.Http2;
 
     /// <summary>
     /// One trailer field from the downstream, when <see cref="CanSendTrailers"/> (else dropped), through the policy of the
@@ -126,7 +121,7 @@ internal sealed class ResponseWriter
                 return;
             }
         }
-        _trailers!.Trailers.Append(name, value);
+        _framed!.AddTrailer(name, value);
     }
 
     /// <summary>Starts the final response head; interim (1xx) heads use <see cref="WriteInterimAsync"/>.</summary>
@@ -135,9 +130,9 @@ internal sealed class ResponseWriter
         var line = StatusLine(status);
         HasStarted = true;
         _status = status;
-        if (_feature is not null)
+        if (_framed is not null)
         {
-            _feature.StatusCode = status;
+            _framed.SetStatus(status);
             return;
         }
         Write(line);
@@ -150,9 +145,9 @@ internal sealed class ResponseWriter
         {
             return;
         }
-        if (_feature is not null)
+        if (_framed is not null)
         {
-            _feature.Headers.Append(Encoding.Latin1.GetString(name), Encoding.Latin1.GetString(value));
+            _framed.AddField(name, value);
             return;
         }
         var length = name.Length + value.Length + 4;
@@ -179,9 +174,9 @@ internal sealed class ResponseWriter
                 return;
             }
         }
-        if (_feature is not null)
+        if (_framed is not null)
         {
-            _feature.Headers.Append(name, value);
+            _framed.AddField(name, value);
             return;
         }
         var length = name.Length + value.Length + 4;
@@ -205,9 +200,9 @@ internal sealed class ResponseWriter
     /// </summary>
     public bool EndHead(DownstreamBody body, long contentLength)
     {
-        if (_feature is not null)
+        if (_framed is not null)
         {
-            return EndFeatureHead(body, contentLength);
+            return EndFramedHead(body, contentLength);
         }
         WriteVia();
         var noBody = body == DownstreamBody.None || _request.IsHead || _status == 204 || _status == 304;
@@ -251,15 +246,15 @@ internal sealed class ResponseWriter
         return true;
     }
 
-    // The same decisions for a response Kestrel frames: it sends Content-Length when the downstream gave one (and holds
-    // the body to it), and otherwise ends the body with the stream (HTTP/2) or frames it itself (chunked, close).
-    private bool EndFeatureHead(DownstreamBody body, long contentLength)
+    // The same decisions for a response another layer frames: it sends Content-Length when the downstream gave one (and
+    // the body is held to it), and otherwise ends the body with the stream (HTTP/2) or frames it itself (chunked, close).
+    private bool EndFramedHead(DownstreamBody body, long contentLength)
     {
-        _feature!.Headers.Append("Via", _receivedHttp2 ? "2 llrp" : "1.1 llrp");
+        _framed!.AddField("via"u8, _receivedHttp2 ? "2 llrp"u8 : "1.1 llrp"u8);
         var noBody = body == DownstreamBody.None || _request.IsHead || _status == 204 || _status == 304;
         if (body == DownstreamBody.ContentLength && _status != 204)
         {
-            _feature.Headers.ContentLength = contentLength;
+            _framed.SetContentLength(contentLength);
             _remaining = noBody ? 0 : contentLength;
             _lengthKnown = true;
         }
@@ -340,7 +335,7 @@ internal sealed class ResponseWriter
     }
 
     /// <summary>Relays an interim 1xx head to HTTP/1.1 clients (RFC 9110 §15.2: never to 1.0 clients).</summary>
-    public bool CanSendInterim => _feature is null && _request.Version == Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion.Http11;
+    public bool CanSendInterim => _framed is null && _request.Version == Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion.Http11;
 
     public void BeginInterim(int status) => Write(StatusLine(status));
 
@@ -362,12 +357,12 @@ internal sealed class ResponseWriter
     {
         HasStarted = true;
         IsComplete = true;
-        if (_feature is not null)
+        if (_framed is not null)
         {
             // The stream ends with the answer; the connection carries on (RFC 9113 §8.1.1 lets an intermediary answer a
             // malformed request instead of resetting the stream).
-            _feature.StatusCode = status;
-            _feature.Headers.ContentLength = 0;
+            _framed.SetStatus(status);
+            _framed.SetContentLength(0);
             return default;
         }
         MustClose = true;

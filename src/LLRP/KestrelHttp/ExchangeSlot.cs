@@ -30,6 +30,7 @@ internal sealed class ExchangeSlot : IDisposable
     private readonly ProxyServer _server;
     private readonly DownstreamChoice _downstreams;
     private readonly IForwarder _forwarder;
+    private readonly KestrelResponse _kestrelResponse = new();
 
     public ExchangeSlot(ProxyServer server)
     {
@@ -73,7 +74,8 @@ internal sealed class ExchangeSlot : IDisposable
         }
         Exchange.Rebind(connection.Peer.ForwardedFor, connection.Peer.Tls);
         Body.Bind(features.Get<IRequestBodyPipeFeature>()!.Reader);
-        Response.Bind(features.Get<IHttpResponseFeature>()!, features.Get<IHttpResponseBodyFeature>()!.Writer, features.Get<IHttpResponseTrailersFeature>());
+        _kestrelResponse.Bind(features.Get<IHttpResponseFeature>()!, features.Get<IHttpResponseTrailersFeature>());
+        Response.Bind(_kestrelResponse, features.Get<IHttpResponseBodyFeature>()!.Writer);
         try
         {
             try

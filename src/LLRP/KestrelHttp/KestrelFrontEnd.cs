@@ -2,6 +2,7 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Text;
 using LLRP.Connections;
+using LLRP.Http2;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Hosting.Server;
@@ -17,16 +18,6 @@ namespace LLRP.KestrelHttp;
 /// </summary>
 internal static class KestrelFrontEnd
 {
-    /// <summary>
-    /// HTTP/2 flow control (RFC 9113 §6.9): the receive windows the proxy offers a client for the whole connection and for
-    /// each stream, Kestrel's defaults (1 MiB and 768 KiB): large enough that an upload is not held to a round trip per
-    /// 64 KiB (the RFC's initial window), small enough that 100 streams of a connection buffer at most the connection's.
-    /// </summary>
-    internal const int InitialConnectionWindowSize = 1024 * 1024;
-
-    /// <summary>See <see cref="InitialConnectionWindowSize"/>.</summary>
-    internal const int InitialStreamWindowSize = 768 * 1024;
-
     /// <summary>The largest frame payload the proxy accepts: 16 KiB, RFC 9113 §6.5.2's initial value and Kestrel's default.</summary>
     internal const int MaxFrameSize = 16 * 1024;
 
@@ -36,9 +27,12 @@ internal static class KestrelFrontEnd
     // RFC 9113 §3.4: the connection preface a prior-knowledge HTTP/2 client sends first.
     private static readonly byte[] s_preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"u8.ToArray();
 
-    /// <summary>Whether any listener needs Kestrel's HTTP layer (and so <see cref="StreamApplication"/>).</summary>
-    public static bool IsUsed(ProxyOptions options) =>
-        options.FrontEnd == FrontEnd.Kestrel || options.ListenEndPoints.Any(e => (options.ProtocolsOf(e) & ListenProtocols.Http2) != 0);
+    /// <summary>Whether any listener serves HTTP/2 (ALPN and the routing below are needed, whichever front end serves it).</summary>
+    public static bool ServesHttp2(ProxyOptions options) =>
+        options.ListenEndPoints.Any(e => (options.ProtocolsOf(e) & ListenProtocols.Http2) != 0);
+
+    /// <summary>Whether any connection goes to Kestrel's HTTP layer (and so <see cref="StreamApplication"/>): --frontEnd kestrel.</summary>
+    public static bool IsUsed(ProxyOptions options) => options.FrontEnd == FrontEnd.Kestrel;
 
     /// <summary>
     /// Kestrel's limits for the connections it serves, mapped from the proxy's options so that one limit has one value.
@@ -64,8 +58,9 @@ internal static class KestrelFrontEnd
         http2.MaxFrameSize = MaxFrameSize;
         // One field cannot be larger than the whole header section.
         http2.MaxRequestHeaderFieldSize = options.Limits.MaxRequestHeadersTotalSize;
-        http2.InitialConnectionWindowSize = InitialConnectionWindowSize;
-        http2.InitialStreamWindowSize = InitialStreamWindowSize;
+        // The same windows as the proxy's own front end, so that the two rows of the layer table buffer the same.
+        http2.InitialConnectionWindowSize = Http2FrontEnd.InitialConnectionWindowSize;
+        http2.InitialStreamWindowSize = Http2FrontEnd.InitialStreamWindowSize;
         // Latin-1 both ways: every byte a field may carry (obs-text, RFC 9110 §5.5) maps to one char and back, so the
         // proxy's own checks see the client's bytes and the downstream's fields reach the client as sent.
         kestrel.RequestHeaderEncodingSelector = static _ => Encoding.Latin1;
@@ -93,11 +88,12 @@ internal static class KestrelFrontEnd
     };
 
     /// <summary>
-    /// The connection middleware of a listener Kestrel's HTTP layer serves (after TLS): HTTP/1.1 connections go to the raw
-    /// handler unless --frontEnd kestrel (ALPN says which on https://; on http:// with http1,h2 the first bytes do),
-    /// the others to Kestrel's HTTP layer with their <see cref="StreamConnection"/>.
+    /// The connection middleware of a listener that serves HTTP/2 or Kestrel's front end (after TLS): HTTP/1.1
+    /// connections go to the raw handler unless --frontEnd kestrel (ALPN says which on https://; on http:// with
+    /// http1,h2 the first bytes do), HTTP/2 ones to <paramref name="rawHttp2"/> (the proxy's own front end) or, with
+    /// --frontEnd kestrel, to Kestrel's HTTP layer with their <see cref="StreamConnection"/>.
     /// </summary>
-    public static Func<ConnectionDelegate, ConnectionDelegate> Route(ProxyServer server, ListenProtocols protocols, bool tls)
+    public static Func<ConnectionDelegate, ConnectionDelegate> Route(ProxyServer server, ListenProtocols protocols, bool tls, Http2FrontEnd? rawHttp2)
     {
         var rawHttp1 = (protocols & ListenProtocols.Http1) != 0 && server.Options.FrontEnd == FrontEnd.Raw;
         var keepAlive = server.Options.KeepAliveTimeout;
@@ -116,6 +112,12 @@ internal static class KestrelFrontEnd
             if (!http2)
             {
                 await server.OnConnectionAsync(context);
+                return;
+            }
+            if (rawHttp2 is not null)
+            {
+                // The proxy's own HTTP/2: it ends its connections itself (ConnectionClose).
+                await rawHttp2.OnConnectionAsync(context);
                 return;
             }
             context.Features.Set(new StreamConnection(context));
