@@ -116,6 +116,25 @@ public static class EpollEngine
         }
     }
 
+    /// <summary>
+    /// On an engine thread, runs <paramref name="callback"/> once every event of the current epoll_wait batch has been
+    /// dispatched (the caller dedupes; the same callback deferred twice runs twice), and returns true; elsewhere returns
+    /// false and the caller acts at once. A connection that writes what several events produced (responses from
+    /// several downstream connections, frames of several streams) writes them once per pass instead of once per event,
+    /// as event-loop servers batch their writes.
+    /// </summary>
+    public static bool TryDeferToBatchEnd(IBatchEndCallback callback)
+    {
+        var loop = t_loop;
+        if (loop is null)
+        {
+            return false;
+        }
+
+        loop.Deferred.Add(callback);
+        return true;
+    }
+
     private static void Dispatch(ulong token, uint events)
     {
         // Read after epoll_wait returned: a socket added to a grown array was stored before its epoll_ctl.
@@ -145,6 +164,9 @@ public static class EpollEngine
         private const int MaxEvents = 256;
 
         public int EpollFd { get; }
+
+        // Callbacks for the end of the current batch, touched by the loop's own thread only.
+        public List<IBatchEndCallback> Deferred { get; } = [];
 
         public Loop(int index)
         {
@@ -179,7 +201,22 @@ public static class EpollEngine
                 {
                     Dispatch(events[i].Data, events[i].Events);
                 }
+
+                // A callback may defer another (its work woke code that wrote again): the list is read as it grows.
+                var deferred = Deferred;
+                for (int i = 0; i < deferred.Count; i++)
+                {
+                    deferred[i].OnBatchEnd();
+                }
+
+                deferred.Clear();
             }
         }
     }
+}
+
+/// <summary>Work to run at the end of an epoll engine thread's batch of events (<see cref="EpollEngine.TryDeferToBatchEnd"/>).</summary>
+public interface IBatchEndCallback
+{
+    void OnBatchEnd();
 }

@@ -51,6 +51,37 @@ public sealed class StopAndReportTests
         Assert.Contains(result.Output, l => l.StartsWith("LLRP served 1 request, rejected 0, ", StringComparison.Ordinal));
     }
 
+    /// <summary>
+    /// The proxy's own HTTP/2 front end ends its connections on a stop as the raw HTTP/1.1 one does: one the client closed
+    /// is gone already, an idle one gets GOAWAY and closes, so the process exits at once, not after shutdownTimeout.
+    /// </summary>
+    [Fact]
+    public async Task Sigterm_after_http2_traffic_closes_its_connections_and_exits_0_without_waiting_for_the_bound()
+    {
+        await using var origin = await DownstreamUnderTest.StartAsync();
+        await using var llrp = ProgramRun.Start(["--urls", "http://127.0.0.1:0", "--downstream", origin.Url.ToString(), "--protocols", "h2", "--shutdownTimeout", "600"]);
+        var url = await llrp.ListeningAsync();
+        using (var closed = H2cClient())
+        {
+            Assert.Equal(2, (await closed.GetByteArrayAsync(new Uri(url, "/?s=2"))).Length);
+        }
+        using var idle = H2cClient();
+        Assert.Equal(2, (await idle.GetByteArrayAsync(new Uri(url, "/?s=2"))).Length);
+
+        llrp.Terminate();
+
+        var result = await llrp.WaitForExitAsync();
+        Assert.True(result.ExitCode == 0, result.ToString());
+        Assert.Contains(result.Output, l => l.StartsWith("LLRP served 2 requests, rejected 0, ", StringComparison.Ordinal));
+
+        static HttpClient H2cClient() => new(new SocketsHttpHandler { UseProxy = false })
+        {
+            DefaultRequestVersion = HttpVersion.Version20,
+            DefaultVersionPolicy = HttpVersionPolicy.RequestVersionExact,
+            Timeout = Wire.Cap,
+        };
+    }
+
     [Fact]
     public async Task Sigterm_aborts_what_is_still_in_flight_after_shutdownTimeout_and_exits_0()
     {

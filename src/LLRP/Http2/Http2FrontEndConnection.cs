@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using LLHttp.Sockets;
 using LLHttp2;
 using LLHttp2.Connection;
 using LLHttp2.Hpack;
@@ -27,7 +28,7 @@ namespace LLRP.Http2;
 /// progress, leave in one write; a response's HEADERS and first DATA are always together.
 /// </para>
 /// </remarks>
-internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, ISweptConnection
+internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, ISweptConnection, IBatchEndCallback
 {
     /// <summary>
     /// The most bytes a connection holds for its client beyond what the transport took: a stream that would add more waits
@@ -68,6 +69,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
     private bool _ended;
     private bool _writerStop;
     private volatile bool _closeRequested;
+    private int _writeQueued;
 
     public Http2FrontEndConnection(Http2FrontEnd frontEnd, ProxyServer server, ConnectionContext context)
     {
@@ -102,7 +104,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
             {
                 _connection.Start(_pending);
             }
-            _writeSignal.Set();
+            ScheduleWrite();
             while (true)
             {
                 ReadResult result;
@@ -133,7 +135,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
                 }
                 _starting.Clear();
                 Wake(_readWakes);
-                _writeSignal.Set();
+                ScheduleWrite();
                 if (state == Http2ConnectionState.Closed || Volatile.Read(ref _ended))
                 {
                     // A connection error or the SETTINGS timeout: GOAWAY went out; the client may still be sending.
@@ -198,7 +200,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
             stream.OnReset();
             stream.Wake();
         }
-        _writeSignal.Set();
+        ScheduleWrite();
     }
 
     /// <summary>
@@ -209,21 +211,24 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
     {
         while (true)
         {
-            await _writeSignal.WaitAsync();
-            ArrayBufferWriter<byte> batch;
+            ArrayBufferWriter<byte>? batch = null;
             lock (_sync)
             {
-                if (_pending.WrittenCount == 0)
+                if (_pending.WrittenCount > 0)
                 {
-                    if (_writerStop)
-                    {
-                        return;
-                    }
-                    continue;
+                    batch = _pending;
+                    _pending = _spare ?? new ArrayBufferWriter<byte>(InitialBufferSize);
+                    _spare = null;
                 }
-                batch = _pending;
-                _pending = _spare ?? new ArrayBufferWriter<byte>(InitialBufferSize);
-                _spare = null;
+                else if (_writerStop)
+                {
+                    return;
+                }
+            }
+            if (batch is null)
+            {
+                await _writeSignal.WaitAsync();
+                continue;
             }
             FlushResult flushed;
             try
@@ -241,11 +246,6 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
                 _spare = batch;
                 _connection.OnOutputFlushed();
                 TakeWaiting(_writeWakes);
-                if (_pending.WrittenCount > 0)
-                {
-                    // More came meanwhile: the next pass takes it.
-                    _writeSignal.Set();
-                }
             }
             Wake(_writeWakes);
             if (flushed.IsCompleted || flushed.IsCanceled)
@@ -261,6 +261,30 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
                 return;
             }
         }
+    }
+
+    /// <summary>
+    /// What was appended to the output goes out: at the end of the engine thread's batch of events when called on one
+    /// (the responses of every downstream event in the batch, and the frames one read produced, leave in one write), at
+    /// once otherwise.
+    /// </summary>
+    private void ScheduleWrite()
+    {
+        if (Interlocked.Exchange(ref _writeQueued, 1) == 1)
+        {
+            return;
+        }
+        if (!EpollEngine.TryDeferToBatchEnd(this))
+        {
+            Volatile.Write(ref _writeQueued, 0);
+            _writeSignal.Set();
+        }
+    }
+
+    void IBatchEndCallback.OnBatchEnd()
+    {
+        Volatile.Write(ref _writeQueued, 0);
+        _writeSignal.Set();
     }
 
     // ---- Sends from the streams ----
@@ -289,7 +313,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
                 _waiting.Add(stream);
             }
         }
-        _writeSignal.Set();
+        ScheduleWrite();
         return blocked ? SendOutcome.Blocked : SendOutcome.Done;
     }
 
@@ -388,7 +412,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
                 stream.EndSent = true;
             }
         }
-        _writeSignal.Set();
+        ScheduleWrite();
     }
 
     /// <summary>The variant consumed <paramref name="length"/> bytes of the stream's body: WINDOW_UPDATE when half a window is owed.</summary>
@@ -406,7 +430,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
                 return;
             }
         }
-        _writeSignal.Set();
+        ScheduleWrite();
     }
 
     /// <summary>
@@ -437,7 +461,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
             }
             drained = _closeRequested && _running == 0;
         }
-        _writeSignal.Set();
+        ScheduleWrite();
         if (drained)
         {
             _input.CancelPendingRead();
@@ -592,7 +616,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
         }
         if (close || _closeRequested)
         {
-            _writeSignal.Set();
+            ScheduleWrite();
         }
         if (close)
         {

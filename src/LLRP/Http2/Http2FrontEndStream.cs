@@ -328,7 +328,32 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IDisposable
                 }
                 else
                 {
-                    await ForwardAsync();
+                    // Inline, not a method of its own: with more streams in flight than the pooling builder caches
+                    // boxes, an async method per stream would allocate its state machine; this loop's is the slot's.
+                    _server.Track(Exchange);
+                    try
+                    {
+                        Exchange.Start();
+                        await _forwarder.ForwardAsync(Exchange);
+                        if (!Response.IsComplete)
+                        {
+                            ProxyThrow.Throw(ProxyError.DownstreamBodyCutShort, "The variant ended without completing the response.");
+                        }
+                        if ((await SendAsync(complete: true)).IsCompleted)
+                        {
+                            ProxyThrow.ClientGone();
+                        }
+                        _server.CountRequest();
+                    }
+                    catch (Exception e)
+                    {
+                        Reusable = false;
+                        await FailAsync(e);
+                    }
+                    finally
+                    {
+                        _server.Untrack(Exchange);
+                    }
                 }
             }
             catch (Exception e) when (e is ProxyException or OperationCanceledException)
@@ -349,32 +374,6 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IDisposable
                 Reusable &= !Exchange.IsAborted;
                 _frontEnd.Return(this);
             }
-        }
-    }
-
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    private async ValueTask ForwardAsync()
-    {
-        _server.Track(Exchange);
-        try
-        {
-            Exchange.Start();
-            await _forwarder.ForwardAsync(Exchange);
-            if (!Response.IsComplete)
-            {
-                ProxyThrow.Throw(ProxyError.DownstreamBodyCutShort, "The variant ended without completing the response.");
-            }
-            await CompleteAsync();
-            _server.CountRequest();
-        }
-        catch (Exception e)
-        {
-            Reusable = false;
-            await FailAsync(e);
-        }
-        finally
-        {
-            _server.Untrack(Exchange);
         }
     }
 
