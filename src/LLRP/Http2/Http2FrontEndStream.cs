@@ -94,7 +94,12 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IDisposable
     public bool RequestEnded { get; set; }
 
     /// <summary>The stream was reset (by the client, or after a stream error) or its connection ended: nothing more is sent.</summary>
-    public bool IsReset { get; private set; }
+    public bool IsReset => _reset;
+
+    private volatile bool _reset;
+    // Set while the slot's loop runs the stream's exchange: a reset before it leaves the exchange untouched (its abort
+    // could not be undone, and the slot would be lost), so a rapidly reset stream costs no slot and no forwarder.
+    private volatile bool _running;
 
     /// <summary>The request's field block is whole: an exchange runs (or is about to) for it.</summary>
     public bool Started { get; private set; }
@@ -115,7 +120,8 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IDisposable
     {
         Connection = connection;
         Id = id;
-        HeadSent = EndSent = RequestEnded = IsReset = Started = false;
+        HeadSent = EndSent = RequestEnded = Started = false;
+        _reset = false;
         _rejection = null;
         _headStarted = false;
         _scratchLength = _methodLength = _pathLength = _authorityLength = 0;
@@ -276,8 +282,12 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IDisposable
     /// <summary>The client reset the stream, the codec reset it after a stream error, or the connection ended.</summary>
     public void OnReset()
     {
-        IsReset = true;
-        Exchange.ClientGone();
+        _reset = true;
+        Interlocked.MemoryBarrier();
+        if (_running)
+        {
+            Exchange.ClientGone();
+        }
     }
 
     /// <summary>The stream ended before its head was whole (reset, or the connection ended): back to the pool, nothing ran.</summary>
@@ -310,6 +320,9 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IDisposable
                 return;
             }
             var connection = Connection!;
+            // Published before the reset is read (OnReset does the converse): one of the two sees the other.
+            _running = true;
+            Interlocked.MemoryBarrier();
             var reset = Exchange.Aborted.UnsafeRegister(static state => ((Http2FrontEndStream)state!).Wake(), this);
             try
             {
@@ -363,6 +376,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IDisposable
             }
             finally
             {
+                _running = false;
                 reset.Dispose();
                 // First out of the connection (no DATA reaches the body any more), then ready for the next stream.
                 connection.StreamDone(this);
