@@ -341,9 +341,9 @@ public sealed class H2Connection : IAsyncDisposable
     /// <summary>
     /// Reads frames in bulk (no field block is decoded: for floods of control frames) until <paramref name="until"/> frames
     /// of <paramref name="type"/> with <paramref name="flags"/> were read, the connection ends, or the cap: how many, and
-    /// the GOAWAYs seen.
+    /// the GOAWAYs seen; <paramref name="onGoAway"/> is called at each GOAWAY with the count so far.
     /// </summary>
-    public async Task<(int Count, List<H2Frame> GoAways, bool Closed)> CountFramesAsync(byte type, byte flags, int until, bool stopAtGoAway = false,
+    public async Task<(int Count, List<H2Frame> GoAways, bool Closed)> CountFramesAsync(byte type, byte flags, int until, Action<int>? onGoAway = null,
         TimeSpan? cap = null)
     {
         var token = Wire.Deadline(cap);
@@ -368,12 +368,9 @@ public sealed class H2Connection : IAsyncDisposable
                 else if (frameType == H2Frame.GoAway)
                 {
                     goAways.Add(new H2Frame(frameType, buffer[start + 4], 0, buffer.AsSpan(start + 9, length).ToArray()));
+                    onGoAway?.Invoke(count);
                 }
                 start += 9 + length;
-                if (stopAtGoAway && goAways.Count > 0)
-                {
-                    return (count, goAways, false);
-                }
             }
             if (start > 0)
             {
