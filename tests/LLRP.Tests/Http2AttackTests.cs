@@ -46,8 +46,8 @@ public sealed class Http2AttackTests
     /// <summary>
     /// HEADERS and RST_STREAM(CANCEL) for stream after stream. The raw front end allows 100 resets more than completed
     /// streams (LLHttp2 MaxResetsWithoutCompletion), then GOAWAY ENHANCE_YOUR_CALM; --frontEnd kestrel allows 200 per 30 s
-    /// (StreamConnection.MaxResetsPerWindow) and then closes gracefully (GOAWAY), with Kestrel's own ENHANCE_YOUR_CALM
-    /// underneath. Either way at most that many plus one window of streams reach the downstream.
+    /// (StreamConnection.MaxResetsPerWindow) and then closes (GOAWAY), with Kestrel's own ENHANCE_YOUR_CALM underneath.
+    /// Either way the connection ends and at most that many plus one window of streams reach the downstream.
     /// </summary>
     [Theory]
     [MemberData(nameof(FrontEndsOverCleartextAndTls))]
@@ -85,9 +85,10 @@ public sealed class Http2AttackTests
         }
         else
         {
-            // Observed: GOAWAY INTERNAL_ERROR at once (before StreamConnection's graceful close and its 1 s grace could
-            // act); Kestrel's own mitigation would say ENHANCE_YOUR_CALM. Either ends the connection with an error.
-            Assert.All(goAways, g => Assert.Contains(g.ErrorCode, new[] { H2Frame.InternalError, H2Frame.EnhanceYourCalm }));
+            // Which of Kestrel's paths ends the connection varies from run to run (both observed): StreamConnection's
+            // graceful close (GOAWAY NO_ERROR, then the abort after its 1 s grace) or an abort at once (GOAWAY
+            // INTERNAL_ERROR); Kestrel's own mitigation would say ENHANCE_YOUR_CALM. The connection ends either way.
+            Assert.All(goAways, g => Assert.Contains(g.ErrorCode, new[] { H2Frame.NoError, H2Frame.InternalError, H2Frame.EnhanceYourCalm }));
         }
         await AssertServesAsync(proxy, tls);
         var bound = (frontEnd == "raw" ? 100 : 200) + 100;
