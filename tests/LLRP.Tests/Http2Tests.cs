@@ -7,25 +7,38 @@ namespace LLRP.Tests;
 /// <summary>
 /// HTTP/2 from clients (Kestrel's HTTP/2 behind the proxy's application): over TLS with ALPN and as prior-knowledge h2c,
 /// each stream forwarded as an HTTP/1.1 exchange through every variant, bodies byte for byte both ways; the h2-to-h1
-/// smuggling classics refused and never forwarded; rapid reset and CONTINUATION floods end the connection. Also the
-/// other front end Kestrel's HTTP layer provides: its HTTP/1.1 (--frontEnd kestrel).
+/// smuggling classics refused and never forwarded; rapid reset and CONTINUATION floods end the connection. The HTTP/2
+/// tests run through both HTTP/2 front ends: the proxy's own (--frontEnd raw, the default) and Kestrel's (--frontEnd
+/// kestrel). Also the other front end Kestrel's HTTP layer provides: its HTTP/1.1 (--frontEnd kestrel).
 /// </summary>
 public sealed class Http2Tests
 {
-    /// <summary>The forwarding clients, each a variant of its own (TLS and the socket engine are rows of their own here).</summary>
-    public static TheoryData<string, bool> ClientsOverTlsAndCleartext()
+    /// <summary>The HTTP/2 front ends: the proxy's own on LLHttp2 (the default) and Kestrel's.</summary>
+    private static readonly string[] FrontEnds = ["raw", "kestrel"];
+
+    /// <summary>
+    /// The forwarding clients, each a variant of its own (TLS and the socket engine are rows of their own here), through
+    /// each HTTP/2 front end.
+    /// </summary>
+    public static TheoryData<string, bool, string> ClientsOverTlsAndCleartext()
     {
-        var data = new TheoryData<string, bool>();
+        var data = new TheoryData<string, bool, string>();
         foreach (var client in new[] { "llhttp", "httpclient", "httpclient-httpcontext", "yarp" })
         {
-            data.Add(client, true);
-            data.Add(client, false);
+            foreach (var frontEnd in FrontEnds)
+            {
+                data.Add(client, true, frontEnd);
+                data.Add(client, false, frontEnd);
+            }
         }
         return data;
     }
 
-    private static Task<ProxyUnderTest> StartAsync(string client, bool tls, params string[] options) =>
-        ProxyUnderTest.StartAsync(Variants.Get(client), tls ? options : ["--protocols", "h2", .. options], unreachableDownstream: false, tls: tls);
+    public static TheoryData<string> EachFrontEnd() => [.. FrontEnds];
+
+    private static Task<ProxyUnderTest> StartAsync(string client, bool tls, string frontEnd, params string[] options) =>
+        ProxyUnderTest.StartAsync(Variants.Get(client), ["--frontEnd", frontEnd, .. tls ? options : ["--protocols", "h2", .. options]],
+            unreachableDownstream: false, tls: tls);
 
     private static HttpClient Client(Version version) =>
         new(new SocketsHttpHandler
@@ -44,9 +57,9 @@ public sealed class Http2Tests
 
     [Theory]
     [MemberData(nameof(ClientsOverTlsAndCleartext))]
-    public async Task A_stream_is_forwarded_as_an_http11_request_with_the_proxy_fields(string client, bool tls)
+    public async Task A_stream_is_forwarded_as_an_http11_request_with_the_proxy_fields(string client, bool tls, string frontEnd)
     {
-        await using var proxy = await StartAsync(client, tls);
+        await using var proxy = await StartAsync(client, tls, frontEnd);
         using var http = Client(HttpVersion.Version20);
 
         using var response = await http.GetAsync(new Uri(proxy.Url, "/h2/get?q=1"));
@@ -68,9 +81,9 @@ public sealed class Http2Tests
 
     [Theory]
     [MemberData(nameof(ClientsOverTlsAndCleartext))]
-    public async Task Bodies_are_byte_identical_both_ways_with_and_without_content_length(string client, bool tls)
+    public async Task Bodies_are_byte_identical_both_ways_with_and_without_content_length(string client, bool tls, string frontEnd)
     {
-        await using var proxy = await StartAsync(client, tls);
+        await using var proxy = await StartAsync(client, tls, frontEnd);
         proxy.Downstream.Responder = Echo;
         using var http = Client(HttpVersion.Version20);
         var body = Wire.Body(300_000);
@@ -92,9 +105,9 @@ public sealed class Http2Tests
 
     [Theory]
     [MemberData(nameof(ClientsOverTlsAndCleartext))]
-    public async Task Concurrent_streams_on_one_connection_each_get_their_own_response(string client, bool tls)
+    public async Task Concurrent_streams_on_one_connection_each_get_their_own_response(string client, bool tls, string frontEnd)
     {
-        await using var proxy = await StartAsync(client, tls);
+        await using var proxy = await StartAsync(client, tls, frontEnd);
         proxy.Downstream.Responder = r => DownstreamReply.Ok(r.Target);
         using var http = Client(HttpVersion.Version20);
 
@@ -104,11 +117,13 @@ public sealed class Http2Tests
     }
 
     [Theory]
-    [InlineData("llhttp")]
-    [InlineData("yarp")]
-    public async Task A_response_without_content_length_and_hop_by_hop_fields_reaches_the_client_without_them(string client)
+    [InlineData("llhttp", "raw")]
+    [InlineData("llhttp", "kestrel")]
+    [InlineData("yarp", "raw")]
+    [InlineData("yarp", "kestrel")]
+    public async Task A_response_without_content_length_and_hop_by_hop_fields_reaches_the_client_without_them(string client, string frontEnd)
     {
-        await using var proxy = await StartAsync(client, tls: false);
+        await using var proxy = await StartAsync(client, tls: false, frontEnd);
         proxy.Downstream.Responder = _ => DownstreamReply.Raw(
             "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close, X-Hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\nUpgrade: h2c\r\nX-Kept: yes\r\n\r\n" +
             "5\r\nhello\r\n0\r\n\r\n", closeAfter: true);
@@ -124,12 +139,16 @@ public sealed class Http2Tests
         }
     }
 
+    // With --frontEnd kestrel, HTTP/1.1 is Kestrel's too (the test name's raw handler is the default front end's).
     [Theory]
-    [InlineData("http1,h2")]
-    [InlineData("h2")]
-    public async Task Https_listeners_offer_h2_by_alpn_and_http11_stays_on_the_raw_handler(string protocols)
+    [InlineData("http1,h2", "raw")]
+    [InlineData("h2", "raw")]
+    [InlineData("http1,h2", "kestrel")]
+    [InlineData("h2", "kestrel")]
+    public async Task Https_listeners_offer_h2_by_alpn_and_http11_stays_on_the_raw_handler(string protocols, string frontEnd)
     {
-        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), ["--protocols", protocols], unreachableDownstream: false, tls: true);
+        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), ["--protocols", protocols, "--frontEnd", frontEnd],
+            unreachableDownstream: false, tls: true);
         using var h2 = Client(HttpVersion.Version20);
         using var h1 = Client(HttpVersion.Version11);
 
@@ -161,10 +180,11 @@ public sealed class Http2Tests
         Assert.Equal(["1.1 llrp", "2 llrp"], (await proxy.Downstream.WaitForForwardedAsync(2)).Select(f => f.Values("Via").Single()).Order());
     }
 
-    [Fact]
-    public async Task A_cleartext_http11_listener_does_not_speak_h2c_unless_asked()
+    [Theory]
+    [MemberData(nameof(EachFrontEnd))]
+    public async Task A_cleartext_http11_listener_does_not_speak_h2c_unless_asked(string frontEnd)
     {
-        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), [], unreachableDownstream: false);
+        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), ["--frontEnd", frontEnd], unreachableDownstream: false);
         using var h2 = Client(HttpVersion.Version20);
 
         await Assert.ThrowsAsync<HttpRequestException>(() => h2.GetAsync(new Uri(proxy.Url, "/h2c")));
@@ -201,13 +221,19 @@ public sealed class Http2Tests
     /// </summary>
     [Theory]
     [InlineData("h2c")]
+    [InlineData("h2c-kestrel")]
     [InlineData("kestrel-http11")]
     public async Task A_pooled_exchange_slot_lets_its_idle_downstream_connection_expire(string frontEnd)
     {
-        string[] options = frontEnd == "h2c" ? ["--protocols", "h2"] : ["--frontEnd", "kestrel"];
+        string[] options = frontEnd switch
+        {
+            "h2c" => ["--protocols", "h2"],
+            "h2c-kestrel" => ["--protocols", "h2", "--frontEnd", "kestrel"],
+            _ => ["--frontEnd", "kestrel"],
+        };
         await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"),
             [.. options, "--downstreamIdleTimeout", "1", "--downstreamShareAfter", "0"], unreachableDownstream: false);
-        using var client = Client(frontEnd == "h2c" ? HttpVersion.Version20 : HttpVersion.Version11);
+        using var client = Client(frontEnd.StartsWith("h2c", StringComparison.Ordinal) ? HttpVersion.Version20 : HttpVersion.Version11);
 
         using var response = await client.GetAsync(new Uri(proxy.Url, "/then-idle"));
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
@@ -239,24 +265,37 @@ public sealed class Http2Tests
 
     // RFC 9113 §8.2.2, §8.1.1, §8.2: the h2-to-h1 smuggling classics. Each is a stream error or the proxy's 400, never
     // forwarded, and the connection goes on serving (a later valid stream is answered).
-    public static TheoryData<string, byte[], byte[]?> Malformed() => new()
+    public static TheoryData<string, string, byte[], byte[]?> Malformed()
     {
-        { "transfer-encoding", H2Connection.Request("POST", "/te", ("transfer-encoding", "chunked")), Wire.Bytes("5\r\nhello\r\n0\r\n\r\n") },
-        { "connection", H2Connection.Request("GET", "/connection", ("connection", "close")), null },
-        { "te other than trailers", H2Connection.Request("GET", "/te-gzip", ("te", "gzip")), null },
-        { "uppercase name", H2Connection.Request("GET", "/upper", ("X-Upper", "1")), null },
-        { "CRLF in a name", H2Connection.Request("GET", "/crlf-name", ("x-a\r\nx-b", "1")), null },
-        { "CRLF in a value", H2Connection.Request("GET", "/crlf-value", ("x-a", "1\r\nx-injected: 1")), null },
-        { "content-length above the DATA", H2Connection.Request("POST", "/cl-more", ("content-length", "10")), Wire.Bytes("hello") },
-        { "content-length below the DATA", H2Connection.Request("POST", "/cl-less", ("content-length", "2")), Wire.Bytes("hello") },
-        { "framing lookalike", H2Connection.Request("GET", "/lookalike", ("content_length", "5")), null },
-    };
+        var data = new TheoryData<string, string, byte[], byte[]?>();
+        foreach (var frontEnd in FrontEnds)
+        {
+            foreach (var (what, headers, body) in MalformedRows)
+            {
+                data.Add(frontEnd, what, headers, body);
+            }
+        }
+        return data;
+    }
+
+    private static readonly (string What, byte[] Headers, byte[]? Data)[] MalformedRows =
+    [
+        ("transfer-encoding", H2Connection.Request("POST", "/te", ("transfer-encoding", "chunked")), Wire.Bytes("5\r\nhello\r\n0\r\n\r\n")),
+        ("connection", H2Connection.Request("GET", "/connection", ("connection", "close")), null),
+        ("te other than trailers", H2Connection.Request("GET", "/te-gzip", ("te", "gzip")), null),
+        ("uppercase name", H2Connection.Request("GET", "/upper", ("X-Upper", "1")), null),
+        ("CRLF in a name", H2Connection.Request("GET", "/crlf-name", ("x-a\r\nx-b", "1")), null),
+        ("CRLF in a value", H2Connection.Request("GET", "/crlf-value", ("x-a", "1\r\nx-injected: 1")), null),
+        ("content-length above the DATA", H2Connection.Request("POST", "/cl-more", ("content-length", "10")), Wire.Bytes("hello")),
+        ("content-length below the DATA", H2Connection.Request("POST", "/cl-less", ("content-length", "2")), Wire.Bytes("hello")),
+        ("framing lookalike", H2Connection.Request("GET", "/lookalike", ("content_length", "5")), null),
+    ];
 
     [Theory]
     [MemberData(nameof(Malformed))]
-    public async Task A_malformed_stream_is_refused_and_never_forwarded(string what, byte[] headers, byte[]? data)
+    public async Task A_malformed_stream_is_refused_and_never_forwarded(string frontEnd, string what, byte[] headers, byte[]? data)
     {
-        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), ["--protocols", "h2"], unreachableDownstream: false);
+        await using var proxy = await StartAsync("llhttp", tls: false, frontEnd);
         await using var h2 = await H2Connection.OpenAsync(proxy.Url);
 
         await h2.WriteFrameAsync(H2Frame.Headers, (byte)(H2Frame.EndHeaders | (data is null ? H2Frame.EndStream : 0)), 1, headers);
@@ -276,10 +315,11 @@ public sealed class Http2Tests
         Assert.Empty(proxy.Downstream.Forwarded);
     }
 
-    [Fact]
-    public async Task Rapid_reset_closes_the_connection_with_goaway()
+    [Theory]
+    [MemberData(nameof(EachFrontEnd))]
+    public async Task Rapid_reset_closes_the_connection_with_goaway(string frontEnd)
     {
-        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), ["--protocols", "h2"], unreachableDownstream: false);
+        await using var proxy = await StartAsync("llhttp", tls: false, frontEnd);
         await using var h2 = await H2Connection.OpenAsync(proxy.Url);
         var block = H2Connection.Request("GET", "/reset");
         var cancel = new byte[4];
@@ -309,10 +349,11 @@ public sealed class Http2Tests
         Assert.True(closed, "the connection stayed open after GOAWAY");
     }
 
-    [Fact]
-    public async Task A_continuation_flood_closes_the_connection()
+    [Theory]
+    [MemberData(nameof(EachFrontEnd))]
+    public async Task A_continuation_flood_closes_the_connection(string frontEnd)
     {
-        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), ["--protocols", "h2"], unreachableDownstream: false);
+        await using var proxy = await StartAsync("llhttp", tls: false, frontEnd);
         await using var h2 = await H2Connection.OpenAsync(proxy.Url);
         var filler = H2Connection.Block(("x-flood", new string('a', 1000)));
 
@@ -335,11 +376,11 @@ public sealed class Http2Tests
         Assert.Empty(proxy.Downstream.Forwarded);
     }
 
-    [Fact]
-    public async Task A_flood_of_empty_continuation_frames_is_cut_off_by_the_header_timeout()
+    [Theory]
+    [MemberData(nameof(EachFrontEnd))]
+    public async Task A_flood_of_empty_continuation_frames_is_cut_off_by_the_header_timeout(string frontEnd)
     {
-        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), ["--protocols", "h2", "--requestHeadersTimeout", "1"],
-            unreachableDownstream: false);
+        await using var proxy = await StartAsync("llhttp", tls: false, frontEnd, "--requestHeadersTimeout", "1");
         await using var h2 = await H2Connection.OpenAsync(proxy.Url);
 
         await h2.WriteFrameAsync(H2Frame.Headers, 0, 1, H2Connection.Request("GET", "/flood"));
@@ -365,11 +406,11 @@ public sealed class Http2Tests
         Assert.Empty(proxy.Downstream.Forwarded);
     }
 
-    [Fact]
-    public async Task More_streams_than_the_limit_are_refused_and_the_rest_served()
+    [Theory]
+    [MemberData(nameof(EachFrontEnd))]
+    public async Task More_streams_than_the_limit_are_refused_and_the_rest_served(string frontEnd)
     {
-        await using var proxy = await ProxyUnderTest.StartAsync(Variants.Get("llhttp"), ["--protocols", "h2", "--http2MaxConcurrentStreams", "2", "--shutdownTimeout", "1"],
-            unreachableDownstream: false);
+        await using var proxy = await StartAsync("llhttp", tls: false, frontEnd, "--http2MaxConcurrentStreams", "2", "--shutdownTimeout", "1");
         proxy.Downstream.Responder = _ => DownstreamReply.Never;
         await using var h2 = await H2Connection.OpenAsync(proxy.Url);
 
