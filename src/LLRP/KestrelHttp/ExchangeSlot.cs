@@ -31,6 +31,8 @@ internal sealed class ExchangeSlot : IDisposable
     private readonly DownstreamChoice _downstreams;
     private readonly IForwarder _forwarder;
     private readonly KestrelResponse _kestrelResponse = new();
+    // The request's lifetime while its exchange runs, for the abort that resets its stream.
+    private IHttpRequestLifetimeFeature? _lifetime;
 
     public ExchangeSlot(ProxyServer server)
     {
@@ -107,6 +109,17 @@ internal sealed class ExchangeSlot : IDisposable
     private async Task ForwardAsync(IHttpRequestLifetimeFeature lifetime, StreamConnection connection)
     {
         var reset = lifetime.RequestAborted.Register(static state => ((Exchange)state!).ClientGone(), Exchange);
+        // The other way: an exchange aborted after its response started (its deadline passed while a flush waited for
+        // the client's window) resets the stream, which ends that flush; before, the failure is answered (FailAsync).
+        _lifetime = lifetime;
+        var expired = Exchange.Aborted.UnsafeRegister(static state =>
+        {
+            var slot = (ExchangeSlot)state!;
+            if (slot.Response.HasStarted)
+            {
+                slot._lifetime?.Abort();
+            }
+        }, this);
         _server.Track(Exchange);
         try
         {
@@ -128,6 +141,8 @@ internal sealed class ExchangeSlot : IDisposable
         {
             _server.Untrack(Exchange);
             reset.Dispose();
+            expired.Dispose();
+            _lifetime = null;
             // An abort that came as the exchange ended (the client reset the stream just then) cannot be undone.
             Reusable &= !Exchange.IsAborted;
         }
