@@ -131,7 +131,7 @@ public sealed class WebSocketProxy : IAsyncDisposable
             string[] listen = tls
                 ? ["--urls", "https://127.0.0.1:0", "--certificate", TestCertificates.LocalhostPem, "--certificateKey", TestCertificates.LocalhostKeyPem]
                 : ["--urls", "http://127.0.0.1:0"];
-            var app = LLRP.Hosting.ProxyHost.Build([.. listen, "--downstream", origin.Url.GetLeftPart(UriPartial.Authority),  .. Variants.Get(variant).Arguments, .. options]);
+            var app = LLRP.Hosting.ProxyHost.Build([.. listen, "--downstream", origin.Url.GetLeftPart(UriPartial.Authority), .. Variants.Get(variant).Arguments, .. options]);
             await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
             return new WebSocketProxy(app, origin, new Uri(LLRP.Hosting.ProxyHost.Addresses(app).First()), tls);
         }
