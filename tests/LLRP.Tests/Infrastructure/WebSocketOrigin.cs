@@ -8,7 +8,8 @@ using Microsoft.Extensions.Logging;
 namespace LLRP.Tests.Infrastructure;
 
 /// <summary>
-/// A test-only WebSocket origin: Kestrel over HTTP/1.1 cleartext with ASP.NET Core's WebSockets middleware.
+/// A test-only WebSocket origin: Kestrel over HTTP/1.1 (cleartext, or TLS with the suite's localhost certificate) with
+/// ASP.NET Core's WebSockets middleware.
 /// /echo sends every frame back as it came (type, payload and end-of-message flag, so a fragmented message comes back
 /// fragmented) and answers a close with the same code and description; /close?code=N closes from the server's side
 /// with N; /die sends the first fragment of a binary message and aborts its connection (an origin going away
@@ -24,20 +25,27 @@ public sealed class WebSocketOrigin : IAsyncDisposable
         Url = url;
     }
 
-    /// <summary>http://127.0.0.1:port.</summary>
+    /// <summary>http:// or https://127.0.0.1:port.</summary>
     public Uri Url { get; }
 
     /// <summary>Close codes the origin received from clients, in order.</summary>
     public System.Collections.Concurrent.ConcurrentQueue<int> ReceivedCloseCodes { get; } = new();
 
-    public static async Task<WebSocketOrigin> StartAsync()
+    public static async Task<WebSocketOrigin> StartAsync(bool tls)
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
         builder.WebHost.UseKestrel(k =>
         {
             k.AddServerHeader = false;
-            k.Listen(System.Net.IPAddress.Loopback, 0, listen => listen.Protocols = HttpProtocols.Http1);
+            k.Listen(System.Net.IPAddress.Loopback, 0, listen =>
+            {
+                listen.Protocols = HttpProtocols.Http1;
+                if (tls)
+                {
+                    listen.UseHttps(TestCertificates.Localhost);
+                }
+            });
         });
         var app = builder.Build();
         WebSocketOrigin? origin = null;
@@ -80,7 +88,7 @@ public sealed class WebSocketOrigin : IAsyncDisposable
         });
         await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
         var address = new Uri(app.Urls.First());
-        origin = new WebSocketOrigin(app, new Uri($"http://127.0.0.1:{address.Port}"));
+        origin = new WebSocketOrigin(app, new Uri($"{(tls ? "https" : "http")}://127.0.0.1:{address.Port}"));
         return origin;
     }
 
@@ -99,7 +107,7 @@ public sealed class WebSocketOrigin : IAsyncDisposable
 
 /// <summary>
 /// A proxy in-process in front of a <see cref="WebSocketOrigin"/>, HTTP/1.1 both ways: cleartext or TLS on the client's
-/// side (an https:// listener with the suite's certificate), cleartext to the origin.
+/// side (an https:// listener with the suite's certificate), and cleartext or TLS to the origin (trusting the suite's CA).
 /// </summary>
 public sealed class WebSocketProxy : IAsyncDisposable
 {
@@ -123,15 +131,16 @@ public sealed class WebSocketProxy : IAsyncDisposable
     internal LLRP.Connections.ProxyServer Server => Microsoft.Extensions.DependencyInjection.ServiceProviderServiceExtensions.GetRequiredService<LLRP.Connections.ProxyServer>(_app.Services);
 
     /// <summary>Starts <paramref name="variant"/> (a name of <see cref="Variants"/>: its --client and options).</summary>
-    public static async Task<WebSocketProxy> StartAsync(string variant, bool tls, params string[] options)
+    public static async Task<WebSocketProxy> StartAsync(string variant, bool tls, bool downstreamTls, params string[] options)
     {
-        var origin = await WebSocketOrigin.StartAsync();
+        var origin = await WebSocketOrigin.StartAsync(downstreamTls);
         try
         {
             string[] listen = tls
                 ? ["--urls", "https://127.0.0.1:0", "--certificate", TestCertificates.LocalhostPem, "--certificateKey", TestCertificates.LocalhostKeyPem]
                 : ["--urls", "http://127.0.0.1:0"];
-            var app = LLRP.Hosting.ProxyHost.Build([.. listen, "--downstream", origin.Url.GetLeftPart(UriPartial.Authority), .. Variants.Get(variant).Arguments, .. options]);
+            string[] trust = downstreamTls ? ["--downstreamTrust", TestCertificates.AuthorityPem] : [];
+            var app = LLRP.Hosting.ProxyHost.Build([.. listen, .. trust, "--downstream", origin.Url.GetLeftPart(UriPartial.Authority), .. Variants.Get(variant).Arguments, .. options]);
             await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
             return new WebSocketProxy(app, origin, new Uri(LLRP.Hosting.ProxyHost.Addresses(app).First()), tls);
         }

@@ -193,6 +193,18 @@ public sealed class TunnelTests : IAsyncLifetime
             $"GET {path} HTTP/1.1\r\nHost: example.com\r\nX-Marker: {variant}-marker\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
     }
 
+    [Theory, MemberData(nameof(Tunnelling))]
+    public async Task Bytes_the_origin_sent_with_its_101_head_reach_the_client_first(string variant)
+    {
+        using var client = await ConnectAsync(await ProxyAsync(variant));
+        var stream = client.GetStream();
+        await stream.WriteAsync(Wire.Bytes("GET /greet HTTP/1.1\r\nHost: example.com\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"), Wire.Deadline());
+        await ReadHeadAsync(stream);
+        Assert.Equal(RawTunnelOrigin.Greeting, await ReadExactlyAsync(stream, RawTunnelOrigin.Greeting.Length));
+        await stream.WriteAsync(Wire.Bytes("ping"), Wire.Deadline());
+        Assert.Equal("ping", await ReadExactlyAsync(stream, 4));
+    }
+
     [Theory, MemberData(nameof(HalfClosing))]
     public async Task The_client_end_of_stream_reaches_the_origin_as_a_half_close_and_its_answer_still_arrives(string variant)
     {
@@ -273,13 +285,16 @@ public sealed class TunnelTests : IAsyncLifetime
 }
 
 /// <summary>
-/// A raw TCP origin that answers every request head with 101 to "websocket", then by path: /echo sends back every
+/// A raw TCP origin that answers every request head with 101 to "websocket" (/greet: with <see cref="Greeting"/> in
+/// the same send), then by path: /echo and /greet send back every
 /// byte until the proxy's end of stream and then <see cref="AfterEndOfStream"/> before it closes; /bye sends "bye",
 /// ends its sending side (a FIN) and reads on until the proxy's end of stream (<see cref="AfterBye"/>).
 /// </summary>
 internal sealed class RawTunnelOrigin : IDisposable
 {
     public const string AfterEndOfStream = "answer after your end of stream";
+
+    public const string Greeting = "origin speaks first";
 
     private readonly TcpListener _listener = new(IPAddress.Loopback, 0);
     private readonly CancellationTokenSource _stop = new();
@@ -322,7 +337,9 @@ internal sealed class RawTunnelOrigin : IDisposable
             using var stream = new NetworkStream(socket, ownsSocket: false);
             var head = await TunnelTests.ReadHeadAsync(stream);
             Heads.Enqueue(head);
-            await stream.WriteAsync(Wire.Bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"));
+            // /greet: the origin's first bytes leave in the same send as the 101 head.
+            var greeting = head.StartsWith("GET /greet ", StringComparison.Ordinal) ? Greeting : "";
+            await stream.WriteAsync(Wire.Bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" + greeting));
             var buffer = new byte[16 * 1024];
             if (head.StartsWith("GET /bye ", StringComparison.Ordinal))
             {
