@@ -68,7 +68,7 @@ internal sealed class Tunnel
         }
         finally
         {
-            var end = (TunnelEnd)(Volatile.Read(ref _end) - 1);
+            var end = Outcome;
             _counters.Ended(end, _toDownstream, _toClient);
             if (end is TunnelEnd.Error)
             {
@@ -78,8 +78,11 @@ internal sealed class Tunnel
             _downstream.Dispose();
             _stop.Dispose();
         }
-        return (TunnelEnd)(Volatile.Read(ref _end) - 1);
+        return Outcome;
     }
+
+    // Every way out of a direction records an end first; none recorded would be a bug, counted as an error.
+    private TunnelEnd Outcome => Volatile.Read(ref _end) is > 0 and var end ? (TunnelEnd)(end - 1) : TunnelEnd.Error;
 
     /// <summary>
     /// Called by the deadline sweep: ends the tunnel once it has been idle for tunnelIdleTimeout, or when the proxy is
@@ -137,7 +140,9 @@ internal sealed class Tunnel
                     Touch();
                 }
                 _input.AdvanceTo(buffer.End);
-                if (result.IsCompleted || result.IsCanceled)
+                // A canceled result is a stale CancelPendingRead of the request loop's (the tunnel's own waits end by
+                // its token): read on.
+                if (result.IsCompleted)
                 {
                     End(TunnelEnd.ClientClosed);
                     if (!await _downstream.CloseOutputAsync())

@@ -493,8 +493,8 @@ internal sealed class RequestHead
     /// Upgrade is ignored and removed, as hop-by-hop (RFC 9110 §7.6.1), and the request is forwarded as a plain one:
     /// over HTTP/1.0 (RFC 9110 §7.8: a server MUST ignore it there); h2c (RFC 9113 §3.1 removed the upgrade to HTTP/2,
     /// and an h2c upgrade through a proxy is how h2c smuggling reaches past the proxy's rules); a request with content
-    /// (the rule the proxy chooses: where the body ends and the tunnel begins would hang on two readings of the framing,
-    /// and Kestrel refuses such upgrades too); an Upgrade without "upgrade" in Connection, or in several lines.
+    /// (the rule the proxy chooses: a tunnel then never begins where a body might still be on its way, and Kestrel
+    /// refuses such upgrades too); an Upgrade without "upgrade" in Connection, or in several lines.
     /// </summary>
     public bool IsUpgrade => _upgradeIndex >= 0;
 
