@@ -66,6 +66,9 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
     private long _responseRemaining;
     private bool _responseKeepAlive;
     private int _informationalCount;
+    // RequestUpgrade was called for this exchange: a 101 is returned, not refused; once it came, _upgraded.
+    private bool _upgradeRequested;
+    private bool _upgraded;
 
     internal LLHttpConnection(Transport transport, LLHttpOptions options, Func<CancellationToken, ValueTask<Transport>>? reconnect)
     {
@@ -205,6 +208,7 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         _retryable = false;
         _response = ResponseState.Head;
         _informationalCount = 0;
+        _upgradeRequested = false;
     }
 
     /// <summary>
@@ -563,10 +567,20 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
 
         if (status < 200)
         {
-            // RFC 9110 §15.2.2: 101 hands the connection to another protocol; this client only speaks HTTP/1.1.
+            // RFC 9110 §15.2.2: 101 hands the connection to another protocol; this client only speaks HTTP/1.1, so it is
+            // refused unless the request asked for it (RequestUpgrade), and then the connection is the caller's tunnel.
             if (status == 101)
             {
-                ThrowHelper.Throw(LLHttpError.UnsupportedUpgrade, "101 Switching Protocols is not supported.");
+                if (!_upgradeRequested)
+                {
+                    ThrowHelper.Throw(LLHttpError.UnsupportedUpgrade, "101 Switching Protocols to a request that asked for no upgrade.");
+                }
+                _upgraded = true;
+                _reusable = false;
+                _response = ResponseState.Complete;
+                // The request was sent whole; its copy kept for a stale-connection retry is of no use any more.
+                _send.Release();
+                return new ResponseHead(p, ResponseBodyFraming.None, -1, keepAlive: false);
             }
 
             if (++_informationalCount > _options.MaxInformationalResponses)
@@ -817,6 +831,83 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
     }
 
     /// <summary>Closes the socket; every later operation fails with <see cref="LLHttpError.ConnectionAborted"/>.</summary>
+    /// <summary>
+    /// Asks the origin to switch protocols (RFC 9110 §7.8): buffers "Connection: upgrade" and "Upgrade:
+    /// <paramref name="protocols"/>" with the request head, which must carry no body. A 101 answer is then returned by
+    /// <see cref="ReadResponseHeadAsync"/> instead of refused, and from then on the connection is no longer HTTP: it is
+    /// never reusable, its bytes go through <see cref="ReadUpgradedAsync"/> and <see cref="WriteUpgradedAsync"/>, and
+    /// <see cref="CloseUpgraded"/> or <see cref="Abort"/> ends it. Any other answer is an ordinary response.
+    /// </summary>
+    public void RequestUpgrade(ReadOnlySpan<byte> protocols)
+    {
+        EnsureRequestState(RequestState.Head);
+        RequestHeadWriter.WriteHeader(_send, "Connection"u8, "upgrade"u8);
+        RequestHeadWriter.WriteHeader(_send, "Upgrade"u8, protocols);
+        _upgradeRequested = true;
+    }
+
+    /// <summary>The origin answered <see cref="RequestUpgrade"/> with 101: the connection is a two-way byte stream now.</summary>
+    public bool IsUpgraded => _upgraded;
+
+    /// <summary>
+    /// Receives bytes of the switched protocol: first those that came right after the 101 head (already in the receive
+    /// buffer), then from the socket. 0 at the origin's end of stream. No timeout of the client's own applies: the
+    /// caller bounds the wait through <paramref name="cancellationToken"/>.
+    /// </summary>
+    public ValueTask<int> ReadUpgradedAsync(Memory<byte> buffer, CancellationToken cancellationToken)
+    {
+        EnsureUpgraded();
+        int buffered = _recvEnd - _recvStart;
+        if (buffered == 0)
+        {
+            return _transport.ReceiveAsync(buffer, cancellationToken);
+        }
+        int count = Math.Min(buffered, buffer.Length);
+        _recv.AsSpan(_recvStart, count).CopyTo(buffer.Span);
+        _recvStart += count;
+        if (_recvStart == _recvEnd)
+        {
+            // Every later byte is received straight into the caller's buffer: the receive buffer goes back to the pool.
+            _options.BufferPool.Return(_recv);
+            _recv = [];
+            _recvStart = _recvEnd = 0;
+        }
+        return new ValueTask<int>(count);
+    }
+
+    /// <summary>Sends bytes of the switched protocol, straight from the caller's buffer.</summary>
+    public ValueTask WriteUpgradedAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken)
+    {
+        EnsureUpgraded();
+        return _transport.SendAsync(buffer, cancellationToken);
+    }
+
+    /// <summary>
+    /// Ends the sending side alone (a FIN; over TLS a close_notify first), so the origin sees the end of what the caller
+    /// relays while its own bytes can still be read. False where the transport cannot.
+    /// </summary>
+    public ValueTask<bool> CloseUpgradedOutputAsync()
+    {
+        EnsureUpgraded();
+        return _transport.ShutdownSendAsync();
+    }
+
+    /// <summary>The switched protocol is done both ways and nothing is pending: closes the connection, its buffers back to the pool.</summary>
+    public void CloseUpgraded()
+    {
+        EnsureUpgraded();
+        _active = false;
+        Dispose();
+    }
+
+    private void EnsureUpgraded()
+    {
+        if (!_upgraded)
+        {
+            ThrowHelper.ThrowInvalidOperation("The connection did not switch protocols.");
+        }
+    }
+
     public void Abort()
     {
         _aborted = true;

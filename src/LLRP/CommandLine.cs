@@ -46,6 +46,7 @@ public static class CommandLine
         new("maxResponseHeadersTotalSize", "65536", "largest downstream response head in bytes; larger: 502 (SocketsHttpHandler's default)"),
         new("requestHeadersTimeout", "30", "seconds for a started request head to complete; then 408 and close (Kestrel's default)"),
         new("keepAliveTimeout", "130", "seconds an idle client connection is kept (Kestrel's default)"),
+        new("tunnelIdleTimeout", "60", "seconds a tunnel after 101 Switching Protocols (WebSocket) may carry nothing either way before both sides close (nginx's proxy_read_timeout default)"),
         new("lingeringTime", "30", "a connection closed with unread input (an error answer, a body not read): at most this many seconds of reading and discarding after its FIN; 0 closes at once (nginx's lingering_time)"),
         new("lingeringTimeout", "5", "that lingering close ends once the client sends nothing for this many seconds (nginx's lingering_timeout)"),
         new("lingeringMaxBytes", "30000000", "that lingering close ends after discarding this many bytes (maxRequestBodySize's default)"),
@@ -125,6 +126,7 @@ public static class CommandLine
         var maxResponseHeadersTotalSize = Int(config, "maxResponseHeadersTotalSize", 64 * 1024, 256, 1024 * 1024);
         var requestHeadersTimeout = Seconds(config, "requestHeadersTimeout", 30);
         var keepAliveTimeout = Seconds(config, "keepAliveTimeout", 130);
+        var tunnelIdleTimeout = Seconds(config, "tunnelIdleTimeout", 60);
         var lingeringTime = Seconds(config, "lingeringTime", 30, allowZero: true);
         var lingeringTimeout = Seconds(config, "lingeringTimeout", 5);
         var lingeringMaxBytes = Long(config, "lingeringMaxBytes", 30_000_000, 0, long.MaxValue);
@@ -185,6 +187,7 @@ public static class CommandLine
             MaxResponseHeadersTotalSize = maxResponseHeadersTotalSize,
             RequestHeadersTimeout = requestHeadersTimeout,
             KeepAliveTimeout = keepAliveTimeout,
+            TunnelIdleTimeout = tunnelIdleTimeout,
             LingeringTime = lingeringTime,
             LingeringTimeout = lingeringTimeout,
             LingeringMaxBytes = lingeringMaxBytes,

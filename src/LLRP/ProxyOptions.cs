@@ -85,6 +85,10 @@ public sealed class ProxyOptions
     // Matches Kestrel's KeepAliveTimeout (130 s): idle client connections between requests are closed.
     public TimeSpan KeepAliveTimeout { get; init; } = TimeSpan.FromSeconds(130);
 
+    // How long a tunnel after a 101 (a WebSocket, RFC 9110 §7.8) may carry nothing either way before both connections
+    // close: 60 s, nginx's proxy_read_timeout default, which is what bounds an idle upgraded connection there.
+    public TimeSpan TunnelIdleTimeout { get; init; } = TimeSpan.FromSeconds(60);
+
     // nginx's lingering_time (30 s): a connection the proxy closes with unread input (an error answer before the request
     // ended, a body it did not read) sends its FIN after the last response byte and reads and discards what the client
     // still sends for at most this long before it closes (ConnectionClose), so that the close finds no unread input and
@@ -177,7 +181,7 @@ public sealed class ProxyOptions
             $"maxRequestLineSize={Limits.MaxRequestLineSize} maxRequestHeadersTotalSize={Limits.MaxRequestHeadersTotalSize} " +
             $"maxRequestHeaderCount={Limits.MaxRequestHeaderCount} maxRequestBodySize={Limits.MaxRequestBodySize} " +
             $"maxResponseHeadersTotalSize={MaxResponseHeadersTotalSize} requestHeadersTimeout={RequestHeadersTimeout.TotalSeconds}s " +
-            $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s lingeringTime={LingeringTime.TotalSeconds}s lingeringTimeout={LingeringTimeout.TotalSeconds}s " +
+            $"keepAliveTimeout={KeepAliveTimeout.TotalSeconds}s tunnelIdleTimeout={TunnelIdleTimeout.TotalSeconds}s lingeringTime={LingeringTime.TotalSeconds}s lingeringTimeout={LingeringTimeout.TotalSeconds}s " +
             $"lingeringMaxBytes={LingeringMaxBytes} downstreamConnectTimeout={DownstreamConnectTimeout.TotalSeconds}s " +
             $"downstreamResponseTimeout={DownstreamResponseTimeout.TotalSeconds}s downstreamIdleTimeout={DownstreamIdleTimeout.TotalSeconds}s downstreamReceiveBuffer={DownstreamReceiveBuffer} downstreamShareAfter={DownstreamShareAfter.TotalSeconds}s idleTrimAfter={IdleTrimAfter.TotalSeconds}s inlineScheduling={InlineScheduling} socketEngine={SocketEngine.ToString().ToLowerInvariant()} engineThreads={EngineThreads} " +
             $"loadBalancing={Balancing.LoadBalancing} passiveHealthReactivationPeriod={Balancing.PassiveHealthReactivationPeriod.TotalSeconds}s " +

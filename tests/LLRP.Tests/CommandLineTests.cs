@@ -39,6 +39,7 @@ public sealed class CommandLineTests
         { "maxResponseHeadersTotalSize", "100", "is not a whole number from 256 to 1048576" },
         { "requestHeadersTimeout", "0", "is not a number of seconds above 0 and at most 86400" },
         { "keepAliveTimeout", "1m", "is not a number of seconds above 0 and at most 86400" },
+        { "tunnelIdleTimeout", "0", "is not a number of seconds above 0 and at most 86400" },
         { "lingeringTime", "-1", "is not a number of seconds from 0 to 86400" },
         { "lingeringTimeout", "0", "is not a number of seconds above 0 and at most 86400" },
         { "lingeringMaxBytes", "30MB", "is not a whole number from 0 to 9223372036854775807" },
@@ -116,6 +117,7 @@ public sealed class CommandLineTests
           --maxResponseHeadersTotalSize      65536                  largest downstream response head in bytes; larger: 502 (SocketsHttpHandler's default)
           --requestHeadersTimeout            30                     seconds for a started request head to complete; then 408 and close (Kestrel's default)
           --keepAliveTimeout                 130                    seconds an idle client connection is kept (Kestrel's default)
+          --tunnelIdleTimeout                60                     seconds a tunnel after 101 Switching Protocols (WebSocket) may carry nothing either way before both sides close (nginx's proxy_read_timeout default)
           --lingeringTime                    30                     a connection closed with unread input (an error answer, a body not read): at most this many seconds of reading and discarding after its FIN; 0 closes at once (nginx's lingering_time)
           --lingeringTimeout                 5                      that lingering close ends once the client sends nothing for this many seconds (nginx's lingering_timeout)
           --lingeringMaxBytes                30000000               that lingering close ends after discarding this many bytes (maxRequestBodySize's default)

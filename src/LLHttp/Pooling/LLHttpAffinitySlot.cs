@@ -107,6 +107,21 @@ public sealed class LLHttpAffinitySlot : IDisposable
     }
 
     /// <summary>
+    /// The connection handed out leaves the slot for good without being closed: its caller owns it (a connection that
+    /// switched protocols, which is never reused). The slot connects anew for its next exchange.
+    /// </summary>
+    public void Detach(LLHttpConnection connection)
+    {
+        ArgumentNullException.ThrowIfNull(connection);
+        if (!ReferenceEquals(connection, _inUse))
+        {
+            ThrowHelper.ThrowInvalidOperation("The connection was not handed out by this slot.");
+        }
+
+        _inUse = null;
+    }
+
+    /// <summary>
     /// Gives the held connection to the idle pool once idle for the share time, or closes it once idle for
     /// <see cref="LLHttpOptions.PooledConnectionIdleTimeout"/> (without an idle pool). The owner calls it periodically
     /// while its client is idle (LLRP: from its deadline sweep); safe beside GetAsync/Return.

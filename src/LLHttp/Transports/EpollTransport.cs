@@ -1,4 +1,5 @@
 using System.Net;
+using System.Net.Sockets;
 using LLHttp.Sockets;
 
 namespace LLHttp.Transports;
@@ -24,4 +25,10 @@ internal sealed class EpollTransport : Transport
     public override int ReceiveBufferSize => _socket.ReceiveBufferSize;
 
     public override void Dispose() => _socket.Dispose();
+
+    public override ValueTask<bool> ShutdownSendAsync()
+    {
+        _socket.Shutdown(SocketShutdown.Send);
+        return new(true);
+    }
 }

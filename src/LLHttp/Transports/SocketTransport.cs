@@ -82,4 +82,18 @@ internal sealed class SocketTransport : Transport
     }
 
     public override void Dispose() => _socket.Dispose();
+
+    public override ValueTask<bool> ShutdownSendAsync()
+    {
+        try
+        {
+            _socket.Shutdown(SocketShutdown.Send);
+            return new(true);
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
+            // Reset or closed already: nothing is left to shut down.
+            return new(false);
+        }
+    }
 }

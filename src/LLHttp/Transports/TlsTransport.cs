@@ -86,6 +86,16 @@ internal sealed class TlsTransport : Transport
     public override void Dispose() => _ssl.Dispose();
 
     /// <summary>
+    /// close_notify, then the FIN of the socket underneath: RFC 8446 §6.1 lets each side close its write side alone, and
+    /// the peer reads the alert as the end of the stream while it may still send.
+    /// </summary>
+    public override async ValueTask<bool> ShutdownSendAsync()
+    {
+        await _ssl.ShutdownAsync().ConfigureAwait(false);
+        return await _inner.ShutdownSendAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>
     /// close_notify, then the socket: RFC 8446 §6.1 asks for the alert before a party closes its write side, and an
     /// origin such as OpenSSL reports a close without one as an unexpected EOF. The connection is idle, so the alert's
     /// few bytes go into an empty socket buffer and the send completes at once; one that would wait (an origin that

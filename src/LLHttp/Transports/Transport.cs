@@ -24,6 +24,12 @@ internal abstract class Transport : IDisposable
     public abstract void Dispose();
 
     /// <summary>
+    /// Ends the sending side alone once what was sent has left (TCP: a FIN), the receiving side still open; false where
+    /// the transport cannot. For a connection that switched protocols (a tunnel's half-close).
+    /// </summary>
+    public virtual ValueTask<bool> ShutdownSendAsync() => new(false);
+
+    /// <summary>
     /// Closes an idle connection gracefully: what the protocol sends before a close (TLS: close_notify), then
     /// <see cref="Dispose"/>. Only with nothing pending on the transport; an abort is <see cref="Dispose"/>.
     /// </summary>

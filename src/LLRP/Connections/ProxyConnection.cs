@@ -32,6 +32,8 @@ internal sealed class ProxyConnection : ISweptConnection
         Downstream,
         /// <summary>Discarding the rest of a body after an early response: <see cref="RequestBodyDrainTimeout"/>; expiry closes.</summary>
         Drain,
+        /// <summary>A tunnel after a 101: tunnelIdleTimeout, kept by the tunnel itself (<see cref="Tunnel.Check"/>); expiry ends it.</summary>
+        Tunnel,
     }
 
     /// <summary>
@@ -73,6 +75,8 @@ internal sealed class ProxyConnection : ISweptConnection
     private volatile bool _closingIdle;
     private ProxyError _rejection;
     private readonly DownstreamChoice _downstreams;
+    // The tunnel the connection became after a 101, while it runs (the sweep keeps its idle time).
+    private volatile Tunnel? _tunnel;
 
     public ProxyConnection(ProxyServer server, ConnectionContext context, IForwarder forwarder, int index, DownstreamChoice downstreams)
     {
@@ -86,7 +90,7 @@ internal sealed class ProxyConnection : ISweptConnection
         Response = new ResponseWriter(context.Transport.Output);
         Body = new RequestBodyReader(_input, _options.Limits, Response);
         var peer = ClientPeer.Of(context);
-        _exchange = new Exchange(Head, Body, Response, _options.DownstreamResponseTimeout, peer.ForwardedFor, index, peer.Tls);
+        _exchange = new Exchange(Head, Body, Response, _options.DownstreamResponseTimeout, peer.ForwardedFor, index, peer.Tls, tunnels: true);
     }
 
     /// <summary>The downstream of the latest exchange (none before the first one), named when a failed exchange is logged.</summary>
@@ -146,11 +150,23 @@ internal sealed class ProxyConnection : ISweptConnection
                 }
                 catch (Exception e)
                 {
+                    // A 101 head that could not reach the client: its tunnel never starts.
+                    if (_exchange.Tunnel is { } unstarted)
+                    {
+                        unstarted.Abort();
+                        unstarted.Dispose();
+                    }
                     ending = await FailExchangeAsync(e);
                     return;
                 }
                 _inExchange = false;
                 _server.CountRequest();
+                // The downstream switched protocols (101): the connection is a tunnel until either side ends, never HTTP again.
+                if (_exchange.Tunnel is { } downstream)
+                {
+                    ending = await RunTunnelAsync(downstream);
+                    return;
+                }
                 // A body the downstream did not wait for is still in the input: drained (bounded) or the connection closes
                 // (RFC 9110 §15.5). A stopping host closes each connection once its exchange is done (RFC 9112 §9.6).
                 if (Response.MustClose || _server.Stopping || (!Body.IsComplete && !await DrainBodyAsync()))
@@ -180,6 +196,26 @@ internal sealed class ProxyConnection : ISweptConnection
             _exchange.Dispose();
             // Last, with everything the exchange held given back: a close that waits for the client holds nothing else.
             await ConnectionClose.EndAsync(_context, ending, _server);
+        }
+    }
+
+    /// <summary>
+    /// The rest of the connection's life after a 101: bytes the client sent after its upgrade request are still in the
+    /// input and are the tunnel's first, never parsed as a request. Ends gracefully unless the tunnel failed.
+    /// </summary>
+    private async Task<ConnectionEnding> RunTunnelAsync(ITunnelDownstream downstream)
+    {
+        var tunnel = new Tunnel(_context, downstream, _options.TunnelIdleTimeout, _server.Tunnels);
+        _tunnel = tunnel;
+        _waiting = Waiting.Tunnel;
+        try
+        {
+            return await tunnel.RunAsync() == TunnelEnd.Error ? ConnectionEnding.Abort : ConnectionEnding.Close;
+        }
+        finally
+        {
+            _waiting = Waiting.Nothing;
+            _tunnel = null;
         }
     }
 
@@ -352,6 +388,11 @@ internal sealed class ProxyConnection : ISweptConnection
     public void CheckDeadline(long now)
     {
         var waiting = _waiting;
+        if (waiting == Waiting.Tunnel)
+        {
+            _tunnel?.Check(now, _server.Stopping);
+            return;
+        }
         if (waiting == Waiting.NextRequest)
         {
             _forwarder.OnIdle();

@@ -66,6 +66,9 @@ internal sealed class ProxyServer : IDisposable
     public long Requests => Interlocked.Read(ref _requests);
     public long Rejected => Interlocked.Read(ref _rejected);
 
+    /// <summary>The tunnels opened after a 101, the bytes they carried and how they ended.</summary>
+    public TunnelCounters Tunnels { get; } = new();
+
     /// <summary>Exchanges that ended in an error answer, an aborted client connection or a client gone, by kind.</summary>
     public FailedExchanges Failed { get; } = new();
 

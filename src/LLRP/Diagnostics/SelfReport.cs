@@ -73,7 +73,7 @@ internal sealed class SelfReport : IDisposable
                 $"over the {w.Seconds:F1} s window: {Wording.Count(w.Requests, "request", "requests")}, {w.AllocatedPerRequest:F1} bytes/request, {w.CpuUsPerRequest:F1} us CPU/request, {w.JitMethods} methods JIT-compiled ({w.FirstHalfJitMethods} + {w.SecondHalfJitMethods} by half) in {w.JitMilliseconds:F1} ms.")
             : "no requests in the window.";
         return string.Create(CultureInfo.InvariantCulture,
-            $"LLRP served {Wording.Count(_server.Requests, "request", "requests")}, rejected {_server.Rejected}, {_server.Failed.Describe()}, allocated {Wording.Count(GC.GetTotalAllocatedBytes(), "byte", "bytes")} in all; {inWindow}");
+            $"LLRP served {Wording.Count(_server.Requests, "request", "requests")}, rejected {_server.Rejected}, {_server.Failed.Describe()}, {_server.Tunnels.Describe()}, allocated {Wording.Count(GC.GetTotalAllocatedBytes(), "byte", "bytes")} in all; {inWindow}");
     }
 
     /// <summary>The statistics block of the window as of the last sample.</summary>

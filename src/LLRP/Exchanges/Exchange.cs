@@ -29,14 +29,19 @@ internal sealed class Exchange : IDisposable
     // once its awaits fail. The first reason stays: the timer and the client's close may race.
     private int _abortReason;
     private ProxyException? _requestFailure;
+    // The front end can turn its client connection into a tunnel after a 101 (ProxyConnection can; a front end whose
+    // responses Kestrel frames cannot).
+    private readonly bool _tunnels;
 
     /// <param name="downstreamResponseTimeout">How long the exchange may wait without progress.</param>
     /// <param name="forwardedFor">The client's address for X-Forwarded-For (RFC 7239 §5.2 names the same information "for").</param>
     /// <param name="connectionIndex">The client connection's number in arrival order (HttpContext's ConnectionId).</param>
     /// <param name="tls">The client connection is TLS: the forwarded request says so in X-Forwarded-Proto.</param>
+    /// <param name="tunnels">The front end runs a tunnel when a variant switches protocols (<see cref="SwitchProtocols"/>).</param>
     public Exchange(RequestHead head, RequestBodyReader body, ResponseWriter response, TimeSpan downstreamResponseTimeout, byte[] forwardedFor, int connectionIndex,
-        bool tls = false)
+        bool tls = false, bool tunnels = false)
     {
+        _tunnels = tunnels;
         Tls = tls;
         Head = head;
         Body = body;
@@ -117,6 +122,7 @@ internal sealed class Exchange : IDisposable
     public void Start()
     {
         _requestFailure = null;
+        Tunnel = null;
         Body.Start(Head);
         Response.Start(Head);
         RestartDeadline();
@@ -239,6 +245,30 @@ internal sealed class Exchange : IDisposable
         {
             ProxyThrow.ClientGone();
         }
+    }
+
+    /// <summary>
+    /// The request asks to switch protocols (<see cref="RequestHead.IsUpgrade"/>) and this front end can tunnel: the
+    /// variant forwards it with Connection and Upgrade, and a 101 to it opens a tunnel. Otherwise the Upgrade is removed
+    /// as hop-by-hop and a 101 is the downstream's error.
+    /// </summary>
+    public bool Upgrading => _tunnels && Head.IsUpgrade;
+
+    /// <summary>What the variant handed over with <see cref="SwitchProtocols"/> in this exchange, if anything.</summary>
+    public ITunnelDownstream? Tunnel { get; private set; }
+
+    /// <summary>
+    /// The downstream answered an <see cref="Upgrading"/> request with 101 and the variant wrote the 101 head
+    /// (<see cref="ResponseWriter.BeginSwitch"/>): the front end flushes it and copies bytes between the client and
+    /// <paramref name="downstream"/> until either ends. The variant returns as for a complete response.
+    /// </summary>
+    public void SwitchProtocols(ITunnelDownstream downstream)
+    {
+        if (!Upgrading)
+        {
+            throw new InvalidOperationException("Only a request that asked to upgrade, on a front end that tunnels, can switch protocols.");
+        }
+        Tunnel = downstream;
     }
 
     /// <summary>The front end is done with the exchange for good.</summary>

@@ -23,7 +23,12 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
     protected override async ValueTask ForwardThroughInvokerAsync(Exchange exchange)
     {
         using var request = CreateRequest(exchange);
-        using var response = await SendAsync(request, exchange, exchange.Aborted);
+        var switching = await SendAsync(request, exchange, exchange.Aborted);
+        if (await SwitchProtocolsAsync(switching, exchange))
+        {
+            return;
+        }
+        using var response = switching;
 
         var writer = exchange.Response;
         var length = DownstreamContentLength(response);
@@ -82,6 +87,7 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
             }
         }
         exchange.AddProxyFieldsTo(headers);
+        AskToUpgrade(headers, exchange);
         AcceptTrailersFromDownstream(headers, exchange);
         return request;
     }

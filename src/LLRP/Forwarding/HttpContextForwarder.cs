@@ -35,7 +35,12 @@ internal sealed class HttpContextForwarder(DownstreamClients clients, Downstream
             {
                 ExpectContinueForLargeOrChunkedBody(request.Headers, exchange.Head);
             }
-            using var response = await SendAsync(request, exchange, aborted);
+            var switching = await SendAsync(request, exchange, aborted);
+            if (await SwitchProtocolsAsync(switching, exchange))
+            {
+                return;
+            }
+            using var response = switching;
 
             // Validated as in the httpclient variant (a Content-Length the proxy cannot trust is a 502); the response feature
             // then frames the body from the Content-Length field copied below.
@@ -100,6 +105,7 @@ internal sealed class HttpContextForwarder(DownstreamClients clients, Downstream
             }
         }
         _context.AddProxyFields(headers);
+        AskToUpgrade(headers, _context.Exchange);
         AcceptTrailersFromDownstream(headers, _context.Exchange);
         return request;
     }

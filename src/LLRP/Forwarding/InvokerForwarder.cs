@@ -90,16 +90,67 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
             throw exchange.RequestFailure ?? ConnectTimedOut(e);
         }
         exchange.Response.ReceivedWith(response.Version);
-        if (response.StatusCode == HttpStatusCode.SwitchingProtocols)
+        if (response.StatusCode == HttpStatusCode.SwitchingProtocols && !(AsksToUpgrade(exchange) && SwitchesToOffered(response, exchange)))
         {
-            // SocketsHttpHandler returns a 101 as the final response, its connection then a raw stream. RFC 9110 §15.2.2:
-            // a server sends 101 only to a request with Upgrade, and the proxy forwards none (the field is hop-by-hop),
-            // so this one was not asked for: a 502, and the connection, which now speaks another protocol, is closed.
+            // SocketsHttpHandler returns a 101 as the final response, its connection then a raw stream. RFC 9110 §15.2.2,
+            // §7.8: a server sends 101 only to a request with Upgrade, and only to a protocol it offered; this one was
+            // not asked for: a 502, and the connection, which now speaks another protocol, is closed.
             response.Dispose();
             throw new ProxyException(ProxyError.DownstreamInvalidResponse, FailureSide.Downstream, ExchangePhase.ResponseHead, requestSent: true,
-                connectionFailed: false, "The downstream switched protocols (101) for a request that asked for no upgrade.");
+                connectionFailed: false, "The downstream switched protocols (101) without being asked to, or to a protocol the client did not offer.");
         }
         return response;
+    }
+
+    /// <summary>
+    /// The request is forwarded as an upgrade (<see cref="Exchange.Upgrading"/>): to an HTTP/1.1 downstream only, since
+    /// HTTP/2 has no Upgrade (RFC 9113 §8.6; its extended CONNECT, RFC 8441, is not done here) and the field is dropped.
+    /// </summary>
+    private bool AsksToUpgrade(Exchange exchange) => exchange.Upgrading && !clients.Http2;
+
+    /// <summary>Connection and Upgrade for a request that asks to upgrade; the request side removed both otherwise.</summary>
+    protected void AskToUpgrade(HttpRequestHeaders headers, Exchange exchange)
+    {
+        if (AsksToUpgrade(exchange))
+        {
+            headers.TryAddWithoutValidation("Connection", "upgrade");
+            headers.TryAddWithoutValidation("Upgrade", System.Text.Encoding.Latin1.GetString(exchange.Head.UpgradeProtocols));
+        }
+    }
+
+    private static bool SwitchesToOffered(HttpResponseMessage response, Exchange exchange) =>
+        UpgradeOf(response) is { } upgrade && exchange.Head.AcceptsSwitchTo(System.Text.Encoding.Latin1.GetBytes(upgrade));
+
+    private static string? UpgradeOf(HttpResponseMessage response) =>
+        response.Headers.NonValidated.TryGetValues("Upgrade", out var values) ? values.ToString() : null;
+
+    /// <summary>
+    /// A 101 that <see cref="SendAsync"/> let through (the request asked to upgrade and the downstream switched to a
+    /// protocol it offered): writes the 101 head to the client and hands the response's raw connection stream to the
+    /// front end as the tunnel's downstream end, which owns the response from then on. False for any other response.
+    /// </summary>
+    protected static async ValueTask<bool> SwitchProtocolsAsync(HttpResponseMessage response, Exchange exchange)
+    {
+        if (response.StatusCode != HttpStatusCode.SwitchingProtocols)
+        {
+            return false;
+        }
+        Stream connection;
+        try
+        {
+            connection = await response.Content.ReadAsStreamAsync(exchange.Aborted);
+        }
+        catch
+        {
+            response.Dispose();
+            throw;
+        }
+        var writer = exchange.Response;
+        writer.BeginSwitch();
+        ForEachEndToEndField(response, writer, static (writer, name, value) => writer.WriteField(name, value));
+        writer.EndSwitch(UpgradeOf(response)!);
+        exchange.SwitchProtocols(new StreamTunnelDownstream(response, connection));
+        return true;
     }
 
     /// <summary>Reads the downstream body; a failed read means the body was cut short, classified here, at the call.</summary>

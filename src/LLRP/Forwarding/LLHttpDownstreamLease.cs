@@ -68,6 +68,18 @@ internal sealed class LLHttpDownstreamLease(DownstreamChoice choice, IReadOnlyDi
     }
 
     /// <summary>
+    /// The downstream switched protocols on <paramref name="connection"/> (101): it leaves the lease for good, neither
+    /// back to the pool nor to the affinity slot (the tunnel closes it), and the exchange with the downstream ends.
+    /// </summary>
+    public void Detach(LLHttpConnection connection)
+    {
+        _slot?.Detach(connection);
+        var destination = _current;
+        _current = null;
+        choice.Release(destination!);
+    }
+
+    /// <summary>
     /// The exchange failed: the connection (if one was rented) is closed, and the downstream's choice decides with the
     /// failure (<see cref="DownstreamChoice.Failed"/>): passive health, and whether the request goes once more
     /// elsewhere. Returns the downstream to exclude then; otherwise null.

@@ -128,7 +128,8 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
                     // The response: interim heads to HTTP/1.1 clients (RFC 9110 §15.2), then the final head and body.
                     phase = ExchangePhase.ResponseHead;
                     var response = await downstream.ReadResponseHeadAsync(exchange.Aborted);
-                    while (response.IsInformational)
+                    // A 101 comes back only to a request that asked to upgrade (LLHttp refuses any other one: a 502).
+                    while (response.IsInformational && response.StatusCode != 101)
                     {
                         if (writer.CanSendInterim)
                         {
@@ -137,6 +138,14 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
                             await writer.EndInterimAsync();
                         }
                         response = await downstream.ReadResponseHeadAsync(exchange.Aborted);
+                    }
+                    if (response.StatusCode == 101)
+                    {
+                        WriteSwitchHead(exchange, response);
+                        // The tunnel owns the connection from here: out of the slot and the pool, closed when it ends.
+                        lease.Detach(downstream);
+                        exchange.SwitchProtocols(new LLHttpTunnelDownstream(downstream));
+                        break;
                     }
                     if (WriteFinalHead(writer, response))
                     {
@@ -289,6 +298,26 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
         {
             downstream.WriteValidatedHeader(Exchange.ProxyFieldName(i), exchange.ProxyFieldValue(i));
         }
+        if (exchange.Upgrading)
+        {
+            downstream.RequestUpgrade(head.UpgradeProtocols);
+        }
+    }
+
+    /// <summary>
+    /// The 101 head for the client, if the downstream switched to a protocol the client offered (RFC 9110 §7.8); any
+    /// other 101 is the downstream's error (502), and its connection is closed.
+    /// </summary>
+    private static void WriteSwitchHead(Exchange exchange, in ResponseHead response)
+    {
+        if (!response.Headers.TryGetValue("Upgrade"u8, out var upgrade) || !exchange.Head.AcceptsSwitchTo(upgrade))
+        {
+            ProxyThrow.Throw(ProxyError.DownstreamInvalidResponse, "The downstream switched to a protocol the client did not offer.");
+        }
+        var writer = exchange.Response;
+        writer.BeginSwitch();
+        WriteFields(writer, response.Headers);
+        writer.EndSwitch(upgrade);
     }
 
     /// <summary>Writes the final response head; returns whether body bytes follow.</summary>

@@ -63,6 +63,10 @@ internal sealed class RequestHead
     private int _hostIndex = -1;
     private int _contentLengthCount, _transferEncodingCount;
     private long _declaredLength = -1;
+    // The Upgrade field line (-1: none), how many there were, and whether Connection named "upgrade"; decided into
+    // _upgradeIndex (-1 unless the upgrade is passed on) once the header section is complete.
+    private int _upgradeIndex = -1, _upgradeCount;
+    private bool _connectionUpgrade;
 
     /// <summary>RFC 9110 §7.6.3: the Via value for the forwarded request, naming the protocol version the client used.</summary>
     public ReadOnlySpan<byte> ViaValue => Version == HttpVersion.Http10 ? "1.0 llrp"u8 : Http2 ? "2 llrp"u8 : "1.1 llrp"u8;
@@ -213,6 +217,9 @@ internal sealed class RequestHead
         _authorityStart = _hostIndex = -1;
         _contentLengthCount = _transferEncodingCount = 0;
         _declaredLength = -1;
+        _upgradeIndex = -1;
+        _upgradeCount = 0;
+        _connectionUpgrade = false;
         HeaderCount = 0;
         Framing = BodyFraming.None;
         ContentLength = 0;
@@ -473,6 +480,87 @@ internal sealed class RequestHead
             case HeaderKind.TransferEncoding:
                 _transferEncodingCount++;
                 break;
+            case HeaderKind.HopByHop when name.Length == 7:
+                _upgradeIndex = HeaderCount - 1;
+                _upgradeCount++;
+                break;
+        }
+    }
+
+    /// <summary>
+    /// The client asks to switch protocols and the proxy passes the request on as such (RFC 9110 §7.8): an HTTP/1.1
+    /// request with "upgrade" in Connection, one Upgrade field line that names no h2c, and no content. Any other
+    /// Upgrade is ignored and removed, as hop-by-hop (RFC 9110 §7.6.1), and the request is forwarded as a plain one:
+    /// over HTTP/1.0 (RFC 9110 §7.8: a server MUST ignore it there); h2c (RFC 9113 §3.1 removed the upgrade to HTTP/2,
+    /// and an h2c upgrade through a proxy is how h2c smuggling reaches past the proxy's rules); a request with content
+    /// (the rule the proxy chooses: a tunnel then never begins where a body might still be on its way, and Kestrel
+    /// refuses such upgrades too); an Upgrade without "upgrade" in Connection, or in several lines.
+    /// </summary>
+    public bool IsUpgrade => _upgradeIndex >= 0;
+
+    /// <summary>The Upgrade field's value (the protocols offered) when <see cref="IsUpgrade"/>; empty otherwise.</summary>
+    public ReadOnlySpan<byte> UpgradeProtocols => _upgradeIndex >= 0 ? Value(_upgradeIndex) : default;
+
+    /// <summary>
+    /// Whether a 101's Upgrade field (<paramref name="switchedTo"/>) names only protocols this request offered: RFC 9110
+    /// §7.8, a server MUST NOT switch to a protocol the client did not indicate, and MUST send Upgrade in a 101.
+    /// </summary>
+    public bool AcceptsSwitchTo(ReadOnlySpan<byte> switchedTo)
+    {
+        if (!IsUpgrade)
+        {
+            return false;
+        }
+        var named = 0;
+        var protocols = new ListTokenizer(switchedTo, yieldEmpty: false);
+        while (protocols.TryNext(out var protocol))
+        {
+            named++;
+            if (!Offers(UpgradeProtocols, protocol))
+            {
+                return false;
+            }
+        }
+        return named > 0;
+
+        static bool Offers(ReadOnlySpan<byte> offered, ReadOnlySpan<byte> protocol)
+        {
+            var list = new ListTokenizer(offered, yieldEmpty: false);
+            while (list.TryNext(out var candidate))
+            {
+                if (Ascii.EqualsIgnoreCase(candidate, protocol))
+                {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    // The decision IsUpgrade describes, once every field is known.
+    private void DecideUpgrade()
+    {
+        var noContent = Framing == BodyFraming.None || (Framing == BodyFraming.ContentLength && ContentLength == 0);
+        if (_upgradeIndex < 0 || _upgradeCount != 1 || !_connectionUpgrade || Version != HttpVersion.Http11 || Http2 || !noContent)
+        {
+            _upgradeIndex = -1;
+            return;
+        }
+        var protocols = new ListTokenizer(Value(_upgradeIndex), yieldEmpty: false);
+        var named = 0;
+        while (protocols.TryNext(out var protocol))
+        {
+            named++;
+            var slash = protocol.IndexOf((byte)'/');
+            if (Ascii.EqualsIgnoreCase(slash < 0 ? protocol : protocol[..slash], "h2c"u8))
+            {
+                _upgradeIndex = -1;
+                return;
+            }
+        }
+        if (named == 0)
+        {
+            _upgradeIndex = -1;
         }
     }
 
@@ -578,6 +666,7 @@ internal sealed class RequestHead
         }
         // RFC 9112 §9.3, §9.6: close ends the connection after this exchange; HTTP/1.0 keeps it only when asked to.
         ClientWantsClose = close || (Version == HttpVersion.Http10 && !keepAlive);
+        DecideUpgrade();
     }
 
     // RFC 9112 §6.1, §6.3 rule 4: the final coding must be chunked, applied once; other codings are not implemented here.
@@ -618,6 +707,7 @@ internal sealed class RequestHead
         var options = new ConnectionOptions(value);
         while (options.TryNextFieldName(out var name))
         {
+            _connectionUpgrade |= Ascii.EqualsIgnoreCase(name, "upgrade"u8);
             Nominate(name);
         }
         close |= options.Close;

@@ -346,6 +346,42 @@ internal sealed class ResponseWriter
         return _output.FlushAsync();
     }
 
+    /// <summary>
+    /// Starts a 101 (Switching Protocols) head for a request that asked to upgrade (<see cref="RequestHead.IsUpgrade"/>);
+    /// the downstream's fields follow through <see cref="WriteField(ReadOnlySpan{byte}, ReadOnlySpan{byte})"/>, then
+    /// <see cref="EndSwitch"/>. After it the connection is a tunnel, not HTTP: the response is complete and the
+    /// connection closes when the tunnel ends.
+    /// </summary>
+    public void BeginSwitch()
+    {
+        HasStarted = true;
+        _status = 101;
+        Write(StatusLine(101));
+    }
+
+    /// <summary>
+    /// Ends the 101 head with the Upgrade the downstream switched to (RFC 9110 §7.8: a 101 MUST carry it) and
+    /// "Connection: upgrade", both hop-by-hop and so written here rather than relayed by the field policy, and Via.
+    /// </summary>
+    public void EndSwitch(ReadOnlySpan<byte> upgrade)
+    {
+        Write("Upgrade: "u8);
+        Write(upgrade);
+        Write("\r\nConnection: upgrade\r\n"u8);
+        WriteVia();
+        Write("\r\n"u8);
+        IsComplete = true;
+        MustClose = true;
+    }
+
+    /// <inheritdoc cref="EndSwitch(ReadOnlySpan{byte})"/>
+    public void EndSwitch(string upgrade)
+    {
+        Span<byte> bytes = upgrade.Length <= 256 ? stackalloc byte[upgrade.Length] : new byte[upgrade.Length];
+        Encoding.Latin1.GetBytes(upgrade, bytes);
+        EndSwitch(bytes);
+    }
+
     public ValueTask<FlushResult> WriteContinueAsync()
     {
         Write("HTTP/1.1 100 Continue\r\n\r\n"u8);

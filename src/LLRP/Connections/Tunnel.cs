@@ -1,0 +1,248 @@
+using System.IO.Pipelines;
+using LLRP.Buffers;
+using LLRP.Exchanges;
+using LLRP.Transport;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
+
+namespace LLRP.Connections;
+
+/// <summary>
+/// A client connection and a downstream connection joined after a 101 (RFC 9110 §7.8): opaque bytes both ways until
+/// either side ends. Each direction's end of stream is carried to the other as a half-close where the transport can
+/// (TCP shutdown(SHUT_WR), TLS close_notify), and the other direction goes on until it ends too; where it cannot, the
+/// tunnel ends both ways then, as nginx ends an upgraded connection at either side's close. A reset or failed read or
+/// write on either side ends both at once, the other side dropped. Nothing is allocated per message: client bytes go
+/// from the input pipe's own buffers straight to the downstream socket, downstream bytes through one pooled buffer.
+/// </summary>
+/// <remarks>
+/// Idle time is kept by the proxy's one deadline sweep (<see cref="Check"/>), as every other timeout: each transfer
+/// restarts the deadline with one volatile write, no timer is armed.
+/// </remarks>
+internal sealed class Tunnel
+{
+    /// <summary>
+    /// The buffer downstream bytes pass through on their way to the client. A tunnel holds it for its whole life, also
+    /// while idle (a WebSocket waits for messages), so it is a quarter of a body buffer: 16 KiB, the most plaintext one
+    /// TLS record carries (RFC 8446 §5.1), so a TLS downstream's reads fill it whole.
+    /// </summary>
+    internal const int BufferLength = 16 * 1024;
+
+    private readonly ConnectionContext _context;
+    private readonly PipeReader _input;
+    private readonly PipeWriter _output;
+    private readonly ITunnelDownstream _downstream;
+    private readonly long _idleMs;
+    private readonly TunnelCounters _counters;
+    // Ends both directions' waits: the idle timeout, a stop, a failure, or an end of stream that cannot be half-closed.
+    private readonly CancellationTokenSource _stop = new();
+    private long _idleDeadline;
+    // How the tunnel ended, plus one (0: not yet): the first end decides.
+    private int _end;
+    private long _toDownstream;
+    private long _toClient;
+
+    public Tunnel(ConnectionContext context, ITunnelDownstream downstream, TimeSpan idleTimeout, TunnelCounters counters)
+    {
+        _context = context;
+        _input = context.Transport.Input;
+        _output = context.Transport.Output;
+        _downstream = downstream;
+        _idleMs = (long)idleTimeout.TotalMilliseconds;
+        _counters = counters;
+    }
+
+    /// <summary>
+    /// Copies both ways until both have ended, then closes the downstream connection; returns how it ended. After
+    /// <see cref="TunnelEnd.Error"/> the client connection was aborted; otherwise it may close gracefully.
+    /// </summary>
+    public async Task<TunnelEnd> RunAsync()
+    {
+        _counters.Opened();
+        Touch();
+        try
+        {
+            var toDownstream = ClientToDownstreamAsync();
+            await DownstreamToClientAsync();
+            await toDownstream;
+        }
+        finally
+        {
+            var end = Outcome;
+            _counters.Ended(end, _toDownstream, _toClient);
+            if (end is TunnelEnd.Error)
+            {
+                _downstream.Abort();
+                _context.Abort(new ConnectionAbortedException("The tunnel failed on its other side."));
+            }
+            _downstream.Dispose();
+            _stop.Dispose();
+        }
+        return Outcome;
+    }
+
+    // Every way out of a direction records an end first; none recorded would be a bug, counted as an error.
+    private TunnelEnd Outcome => Volatile.Read(ref _end) is > 0 and var end ? (TunnelEnd)(end - 1) : TunnelEnd.Error;
+
+    /// <summary>
+    /// Called by the deadline sweep: ends the tunnel once it has been idle for tunnelIdleTimeout, or when the proxy is
+    /// stopping (a tunnel has no end a graceful stop could wait for).
+    /// </summary>
+    public void Check(long now, bool stopping)
+    {
+        if (stopping)
+        {
+            End(TunnelEnd.Stopped);
+        }
+        else if (now >= Volatile.Read(ref _idleDeadline))
+        {
+            End(TunnelEnd.IdleTimeout);
+        }
+        else
+        {
+            return;
+        }
+        Stop();
+    }
+
+    private void Touch() => Volatile.Write(ref _idleDeadline, Environment.TickCount64 + _idleMs);
+
+    // Records how the tunnel ended, unless something ended it first.
+    private void End(TunnelEnd end) => Interlocked.CompareExchange(ref _end, (int)end + 1, 0);
+
+    private void Stop()
+    {
+        try
+        {
+            _stop.Cancel();
+        }
+        catch (ObjectDisposedException)
+        {
+            // The tunnel ended this moment.
+        }
+    }
+
+    private async Task ClientToDownstreamAsync()
+    {
+        try
+        {
+            while (true)
+            {
+                var result = await _input.ReadAsync(_stop.Token);
+                var buffer = result.Buffer;
+                foreach (var segment in buffer)
+                {
+                    await _downstream.WriteAsync(segment, _stop.Token);
+                }
+                if (!buffer.IsEmpty)
+                {
+                    _toDownstream += buffer.Length;
+                    Touch();
+                }
+                _input.AdvanceTo(buffer.End);
+                // A canceled result is a stale CancelPendingRead of the request loop's (the tunnel's own waits end by
+                // its token): read on.
+                if (result.IsCompleted)
+                {
+                    End(TunnelEnd.ClientClosed);
+                    if (!await _downstream.CloseOutputAsync())
+                    {
+                        Stop();
+                    }
+                    return;
+                }
+            }
+        }
+        catch (Exception) when (_stop.IsCancellationRequested)
+        {
+            // Ended by the other direction, the idle timeout or a stop.
+        }
+        catch (Exception e) when (IsTransferFailure(e))
+        {
+            End(TunnelEnd.Error);
+            Stop();
+        }
+        catch
+        {
+            // A bug: the other direction must not wait for it; the connection's loop logs it.
+            End(TunnelEnd.Error);
+            Stop();
+            throw;
+        }
+    }
+
+    private async Task DownstreamToClientAsync()
+    {
+        var buffer = ProxyBuffers.Bytes.Rent(BufferLength);
+        try
+        {
+            while (true)
+            {
+                var read = await _downstream.ReadAsync(buffer, _stop.Token);
+                if (read == 0)
+                {
+                    End(TunnelEnd.DownstreamClosed);
+                    if (!await CloseClientOutputAsync())
+                    {
+                        Stop();
+                    }
+                    return;
+                }
+                _toClient += read;
+                Touch();
+                if ((await _output.WriteAsync(buffer.AsMemory(0, read), _stop.Token)).IsCompleted)
+                {
+                    // The client connection is gone (its output completed under the flush).
+                    End(TunnelEnd.Error);
+                    Stop();
+                    return;
+                }
+            }
+        }
+        catch (Exception) when (_stop.IsCancellationRequested)
+        {
+            // Ended by the other direction, the idle timeout or a stop.
+        }
+        catch (Exception e) when (IsTransferFailure(e))
+        {
+            End(TunnelEnd.Error);
+            Stop();
+        }
+        catch
+        {
+            // A bug: the other direction must not wait for it; the connection's loop logs it.
+            End(TunnelEnd.Error);
+            Stop();
+            throw;
+        }
+        finally
+        {
+            // Every read into it has completed: the loop awaited each one.
+            ProxyBuffers.Bytes.Return(buffer);
+        }
+    }
+
+    /// <summary>
+    /// The downstream's end of stream to the client as a half-close: TLS close_notify (RFC 8446 §6.1 lets each side close
+    /// its writing side alone), and where the transport can shut its sending side down alone (the epoll transport's
+    /// <see cref="IHalfCloseFeature"/>), a FIN. False where neither applies (Kestrel's socket transport, cleartext).
+    /// </summary>
+    private async ValueTask<bool> CloseClientOutputAsync()
+    {
+        var closed = false;
+        if (_context.Features.Get<ISslStreamFeature>() is { } tls)
+        {
+            await tls.SslStream.ShutdownAsync();
+            closed = true;
+        }
+        if (_context.Features.Get<IHalfCloseFeature>() is { } halfClose)
+        {
+            closed |= halfClose.CloseOutput();
+        }
+        return closed;
+    }
+
+    private static bool IsTransferFailure(Exception e) =>
+        e is IOException or ConnectionResetException or ConnectionAbortedException or OperationCanceledException or ObjectDisposedException
+            or InvalidOperationException or System.Net.Sockets.SocketException;
+}

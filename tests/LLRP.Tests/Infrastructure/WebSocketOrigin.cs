@@ -1,0 +1,177 @@
+using System.Net.WebSockets;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Logging;
+
+namespace LLRP.Tests.Infrastructure;
+
+/// <summary>
+/// A test-only WebSocket origin: Kestrel over HTTP/1.1 (cleartext, or TLS with the suite's localhost certificate) with
+/// ASP.NET Core's WebSockets middleware.
+/// /echo sends every frame back as it came (type, payload and end-of-message flag, so a fragmented message comes back
+/// fragmented) and answers a close with the same code and description; /close?code=N closes from the server's side
+/// with N; /die sends the first fragment of a binary message and aborts its connection (an origin going away
+/// mid-message). Not src/Downstream: that origin is one terminal handler for the benchmarks.
+/// </summary>
+public sealed class WebSocketOrigin : IAsyncDisposable
+{
+    private readonly WebApplication _app;
+
+    private WebSocketOrigin(WebApplication app, Uri url)
+    {
+        _app = app;
+        Url = url;
+    }
+
+    /// <summary>http:// or https://127.0.0.1:port.</summary>
+    public Uri Url { get; }
+
+    /// <summary>Close codes the origin received from clients, in order.</summary>
+    public System.Collections.Concurrent.ConcurrentQueue<int> ReceivedCloseCodes { get; } = new();
+
+    public static async Task<WebSocketOrigin> StartAsync(bool tls)
+    {
+        var builder = WebApplication.CreateSlimBuilder();
+        builder.Logging.ClearProviders();
+        builder.WebHost.UseKestrel(k =>
+        {
+            k.AddServerHeader = false;
+            k.Listen(System.Net.IPAddress.Loopback, 0, listen =>
+            {
+                listen.Protocols = HttpProtocols.Http1;
+                if (tls)
+                {
+                    listen.UseHttps(TestCertificates.Localhost);
+                }
+            });
+        });
+        var app = builder.Build();
+        WebSocketOrigin? origin = null;
+        // No keep-alive pings from the origin: the idle-timeout tests need a tunnel that carries nothing.
+        app.UseWebSockets(new WebSocketOptions { KeepAliveInterval = TimeSpan.Zero });
+        app.Map("/echo", async context =>
+        {
+            using var socket = await context.WebSockets.AcceptWebSocketAsync();
+            var buffer = new byte[64 * 1024];
+            while (true)
+            {
+                var result = await socket.ReceiveAsync(buffer, context.RequestAborted);
+                if (result.MessageType == WebSocketMessageType.Close)
+                {
+                    origin!.ReceivedCloseCodes.Enqueue((int)(result.CloseStatus ?? 0));
+                    await socket.CloseOutputAsync(result.CloseStatus ?? WebSocketCloseStatus.Empty, result.CloseStatusDescription, context.RequestAborted);
+                    return;
+                }
+                await socket.SendAsync(buffer.AsMemory(0, result.Count), result.MessageType, result.EndOfMessage, context.RequestAborted);
+            }
+        });
+        app.Map("/close", async context =>
+        {
+            using var socket = await context.WebSockets.AcceptWebSocketAsync();
+            var code = (WebSocketCloseStatus)int.Parse(context.Request.Query["code"].ToString(), System.Globalization.CultureInfo.InvariantCulture);
+            await socket.CloseOutputAsync(code, "server closes", context.RequestAborted);
+            var buffer = new byte[1024];
+            // The client's close answer completes the handshake.
+            while ((await socket.ReceiveAsync(buffer, context.RequestAborted)).MessageType != WebSocketMessageType.Close)
+            {
+            }
+        });
+        app.Map("/die", async context =>
+        {
+            var socket = await context.WebSockets.AcceptWebSocketAsync();
+            await socket.SendAsync(Wire.Body(1000), WebSocketMessageType.Binary, endOfMessage: false, context.RequestAborted);
+            // Let the fragment leave before the connection goes.
+            await Task.Delay(100);
+            context.Abort();
+        });
+        await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
+        var address = new Uri(app.Urls.First());
+        origin = new WebSocketOrigin(app, new Uri($"{(tls ? "https" : "http")}://127.0.0.1:{address.Port}"));
+        return origin;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        try
+        {
+            await _app.StopAsync(Wire.Deadline());
+        }
+        finally
+        {
+            await _app.DisposeAsync();
+        }
+    }
+}
+
+/// <summary>
+/// A proxy in-process in front of a <see cref="WebSocketOrigin"/>, HTTP/1.1 both ways: cleartext or TLS on the client's
+/// side (an https:// listener with the suite's certificate), and cleartext or TLS to the origin (trusting the suite's CA).
+/// </summary>
+public sealed class WebSocketProxy : IAsyncDisposable
+{
+    private readonly WebApplication _app;
+
+    private WebSocketProxy(WebApplication app, WebSocketOrigin origin, Uri url, bool tls)
+    {
+        _app = app;
+        Origin = origin;
+        Url = url;
+        Tls = tls;
+    }
+
+    public WebSocketOrigin Origin { get; }
+
+    public Uri Url { get; }
+
+    public bool Tls { get; }
+
+    /// <summary>The proxy's counters (the self-report's source).</summary>
+    internal LLRP.Connections.ProxyServer Server => Microsoft.Extensions.DependencyInjection.ServiceProviderServiceExtensions.GetRequiredService<LLRP.Connections.ProxyServer>(_app.Services);
+
+    /// <summary>Starts <paramref name="variant"/> (a name of <see cref="Variants"/>: its --client and options).</summary>
+    public static async Task<WebSocketProxy> StartAsync(string variant, bool tls, bool downstreamTls, params string[] options)
+    {
+        var origin = await WebSocketOrigin.StartAsync(downstreamTls);
+        try
+        {
+            string[] listen = tls
+                ? ["--urls", "https://127.0.0.1:0", "--certificate", TestCertificates.LocalhostPem, "--certificateKey", TestCertificates.LocalhostKeyPem]
+                : ["--urls", "http://127.0.0.1:0"];
+            string[] trust = downstreamTls ? ["--downstreamTrust", TestCertificates.AuthorityPem] : [];
+            var app = LLRP.Hosting.ProxyHost.Build([.. listen, .. trust, "--downstream", origin.Url.GetLeftPart(UriPartial.Authority), .. Variants.Get(variant).Arguments, .. options]);
+            await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
+            return new WebSocketProxy(app, origin, new Uri(LLRP.Hosting.ProxyHost.Addresses(app).First()), tls);
+        }
+        catch
+        {
+            await origin.DisposeAsync();
+            throw;
+        }
+    }
+
+    /// <summary>A ClientWebSocket connected through the proxy to <paramref name="path"/> (ws:// or wss:// trusting the suite's CA).</summary>
+    public async Task<ClientWebSocket> ConnectAsync(string path)
+    {
+        var socket = new ClientWebSocket();
+        socket.Options.KeepAliveInterval = TimeSpan.Zero;
+        var uri = new Uri($"{(Tls ? "wss" : "ws")}://localhost:{Url.Port}{path}");
+        using var invoker = new HttpMessageInvoker(TestCertificates.Handler());
+        await socket.ConnectAsync(uri, invoker, Wire.Deadline());
+        return socket;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        try
+        {
+            await _app.StopAsync(Wire.Deadline());
+        }
+        finally
+        {
+            await _app.DisposeAsync();
+            await Origin.DisposeAsync();
+        }
+    }
+}
