@@ -6,11 +6,15 @@ namespace LLRP.Connections;
 /// </summary>
 internal interface ISweptConnection
 {
-    /// <summary>Called by the sweep every <see cref="ProxyServer.DeadlineSweepInterval"/>: the connection acts on its own timeouts.</summary>
+    /// <summary>
+    /// Called by the sweep every <see cref="ProxyServer.DeadlineSweepInterval"/>: the connection acts on its own timeouts
+    /// and on its exchanges' deadlines (<see cref="Exchanges.Exchange.IsPastDeadline"/>), so that an exchange needs no
+    /// registration of its own.
+    /// </summary>
     void CheckDeadline(long now);
 
-    /// <summary>An exchange of the connection itself is in flight (streams are tracked one by one, <see cref="ProxyServer.Track"/>).</summary>
-    bool InExchange { get; }
+    /// <summary>The exchanges of the connection in flight: what a graceful stop waits for, and what keeps the proxy busy.</summary>
+    int ExchangesInFlight { get; }
 
     /// <summary>The proxy is idle after a burst: the connection gives back what it keeps between exchanges.</summary>
     void ReleaseIdle();

@@ -99,6 +99,9 @@ internal sealed class ProxyConnection : ISweptConnection
     /// <summary>A request head was accepted and its exchange has not ended: what a graceful stop waits for.</summary>
     public bool InExchange => _inExchange;
 
+    /// <summary>One while <see cref="InExchange"/>: HTTP/1.1 has one exchange in flight at a time.</summary>
+    public int ExchangesInFlight => _inExchange ? 1 : 0;
+
     private RequestHead Head { get; }
     private RequestBodyReader Body { get; }
     private ResponseWriter Response { get; }

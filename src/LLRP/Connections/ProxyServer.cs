@@ -132,7 +132,7 @@ internal sealed class ProxyServer : IDisposable
     {
         _stopping = true;
         _stoppingSource.Cancel();
-        return _connections.Keys.Count(c => c.InExchange) + _streams.Count;
+        return _connections.Keys.Sum(c => c.ExchangesInFlight) + _streams.Count;
     }
 
     /// <summary>A front end other than the raw connection's starts <paramref name="exchange"/>: the sweep keeps its deadline.</summary>
@@ -208,7 +208,7 @@ internal sealed class ProxyServer : IDisposable
         foreach (var (connection, _) in _connections)
         {
             connection.CheckDeadline(now);
-            busy |= connection.InExchange;
+            busy |= connection.ExchangesInFlight > 0;
         }
         foreach (var (exchange, _) in _streams)
         {

@@ -58,6 +58,8 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
     // Streams waiting for a window or for the output; the writer loop wakes them from its own list.
     private readonly List<Http2FrontEndStream> _waiting = [];
     private readonly List<Http2FrontEndStream> _writeWakes = [];
+    // The sweep's: streams past their deadline, expired once the lock is released.
+    private readonly List<Http2FrontEndStream> _expired = [];
     private readonly long _settingsAckDeadline;
     private readonly long _keepAliveMs;
     private ArrayBufferWriter<byte> _pending = new(InitialBufferSize);
@@ -89,8 +91,8 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
     /// <summary>The client's address and whether it spoke TLS, for the fields the proxy adds.</summary>
     public ClientPeer Peer { get; }
 
-    /// <summary>Streams are tracked one by one (<see cref="ProxyServer.Track"/>); the connection itself has no exchange.</summary>
-    public bool InExchange => false;
+    /// <summary>The streams whose exchange runs.</summary>
+    public int ExchangesInFlight => Volatile.Read(ref _running);
 
     /// <summary>The connection's whole life: the read loop, then the end of the writer and of the connection.</summary>
     public async Task RunAsync()
@@ -613,7 +615,20 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
                 _closeRequested = true;
                 close = _running == 0;
             }
+            // Each stream's downstreamResponseTimeout, as the raw HTTP/1.1 connection checks its one exchange's.
+            foreach (var stream in _streams.Values)
+            {
+                if (stream.InFlight && stream.Exchange.IsPastDeadline(now))
+                {
+                    _expired.Add(stream);
+                }
+            }
         }
+        foreach (var stream in _expired)
+        {
+            stream.Exchange.Expire();
+        }
+        _expired.Clear();
         if (close || _closeRequested)
         {
             ScheduleWrite();

@@ -101,6 +101,15 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IDisposable
     // could not be undone, and the slot would be lost), so a rapidly reset stream costs no slot and no forwarder.
     private volatile bool _running;
 
+    /// <summary>The exchange is being forwarded: its deadline is the connection's sweep's to check.</summary>
+    public bool InFlight
+    {
+        get => _inFlight;
+        private set => _inFlight = value;
+    }
+
+    private volatile bool _inFlight;
+
     /// <summary>The request's field block is whole: an exchange runs (or is about to) for it.</summary>
     public bool Started { get; private set; }
 
@@ -343,10 +352,11 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IDisposable
                 {
                     // Inline, not a method of its own: with more streams in flight than the pooling builder caches
                     // boxes, an async method per stream would allocate its state machine; this loop's is the slot's.
-                    _server.Track(Exchange);
                     try
                     {
                         Exchange.Start();
+                        // From here the connection's sweep holds the exchange to its deadline (no registration per stream).
+                        InFlight = true;
                         await _forwarder.ForwardAsync(Exchange);
                         if (!Response.IsComplete)
                         {
@@ -365,7 +375,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IDisposable
                     }
                     finally
                     {
-                        _server.Untrack(Exchange);
+                        InFlight = false;
                     }
                 }
             }
