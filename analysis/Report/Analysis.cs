@@ -68,11 +68,12 @@ internal sealed class Analysis
 {
     // Scenario order of crank/run-local.sh: the ceiling, the native proxies, full YARP, then the .NET variants.
     private static readonly string[] KnownOrder =
-        ["direct", "nginx", "haproxy", "yarp", "llrp-llhttp", "llrp-httpclient", "llrp-httpclientwithcontext", "llrp-yarp", "httpclientproxy"];
+        ["direct", "nginx", "haproxy", "caddy", "h2o", "yarp", "llrp-llhttp", "llrp-httpclient", "llrp-httpclientwithcontext", "llrp-yarp", "httpclientproxy"];
 
     public const string Direct = "direct";
     public const string Yarp = "yarp";
-    public static readonly string[] NativeProxies = ["nginx", "haproxy"];
+    // The peers (analysis/Runner/Peers.cs): the "vs best peer" ratio is taken against the best of those that ran.
+    public static readonly string[] NativeProxies = ["nginx", "haproxy", "caddy", "h2o"];
 
     public IReadOnlyList<Point> Points { get; }
     public IReadOnlyList<string> Scenarios { get; }

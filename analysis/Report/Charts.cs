@@ -22,6 +22,9 @@ internal static class Charts
         ["direct"] = "#7f7f7f",
         ["nginx"] = "#2ca02c",
         ["haproxy"] = "#17becf",
+        // The peers run only when named: Tableau 20's light shades (none of Spare's), so that no other scenario shares them.
+        ["caddy"] = "#98df8a",
+        ["h2o"] = "#ffbb78",
         ["yarp"] = "#9467bd",
         ["llrp-llhttp"] = "#d62728",
         ["llrp-httpclient"] = "#1f77b4",

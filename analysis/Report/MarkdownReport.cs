@@ -123,19 +123,19 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         if (shared)
         {
             _md.AppendLine("> The load generator, the proxy and the origin share this machine's few cores: absolute RPS drifts " +
-                "between sittings and with other work on the box. Ratios (R, vs YARP, vs nginx/HAProxy) taken in one sitting hold better; " +
+                "between sittings and with other work on the box. Ratios (R, vs YARP, vs best peer) taken in one sitting hold better; " +
                 "CPU µs per request is steadier than RPS (docs/methodology.md).").AppendLine();
         }
     }
 
     /// <summary>
-    /// The README's columns: median RPS (min–max), ratio to full YARP and to the better of nginx/HAProxy, R, p99, the
+    /// The README's columns: median RPS (min–max), ratio to full YARP and to the best peer (nginx, HAProxy, Caddy, h2o), R, p99, the
     /// proxy's CPU µs per request and allocated bytes per request over the measured window, and the steadiness verdict.
     /// </summary>
     private string ReadmeTable(Point p)
     {
         var t = new StringBuilder();
-        t.AppendLine(CultureInfo.InvariantCulture, $"| scenario | {p.RateName} median (min–max) | vs full YARP | vs best of nginx/HAProxy | R = RPS/direct | p99 ms | proxy CPU µs/{p.Unit} | allocated B/{p.Unit} | steady runs | retries |");
+        t.AppendLine(CultureInfo.InvariantCulture, $"| scenario | {p.RateName} median (min–max) | vs full YARP | vs best peer | R = RPS/direct | p99 ms | proxy CPU µs/{p.Unit} | allocated B/{p.Unit} | steady runs | retries |");
         t.AppendLine("|---|--:|--:|--:|--:|--:|--:|--:|---|--:|");
         foreach (var s in _a.At(p))
         {
@@ -166,9 +166,9 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
             : "";
         _md.AppendLine(CultureInfo.InvariantCulture,
             $"Baselines: direct {(direct is null ? "n/a (no `direct` runs)" : Format.N0(direct.Rps) + " RPS")}; full YARP {(yarp is null ? "n/a (no `yarp` runs)" : Format.N0(yarp.Rps) + " RPS")}; " +
-            $"best of nginx/HAProxy {(best is null ? "n/a (no `nginx`/`haproxy` runs)" : $"{best.Scenario} {Format.N0(best.Rps)} RPS")}.{borrowed}").AppendLine();
+            $"best peer {(best is null ? "n/a (no `nginx`/`haproxy`/`caddy`/`h2o` runs)" : $"{best.Scenario} {Format.N0(best.Rps)} RPS")}.{borrowed}").AppendLine();
         TlsNegotiated.Write(_md, p, rows);
-        _md.AppendLine(CultureInfo.InvariantCulture, $"| scenario | runs | {p.RateName} median | {p.RateName} min–max | spread | vs YARP | vs best of nginx/HAProxy | R = RPS/direct | p50 ms | p99 ms | max ms | bad responses | socket errors |");
+        _md.AppendLine(CultureInfo.InvariantCulture, $"| scenario | runs | {p.RateName} median | {p.RateName} min–max | spread | vs YARP | vs best peer | R = RPS/direct | p50 ms | p99 ms | max ms | bad responses | socket errors |");
         _md.AppendLine("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
         foreach (var s in rows)
         {
@@ -320,7 +320,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         _md.AppendLine("- One point = one connection count, response size, profile and proxy environment; every ratio is taken within a point (same sitting). " +
             "A pgo/nopgo or proxy-environment point without its own `direct`/`nginx`/`haproxy` runs uses those of the default point with the same connections and path.");
         _md.AppendLine("- RPS median and min–max over the rounds that succeeded (median of an even count: mean of the two middle values); spread = (max − min) / median.");
-        _md.AppendLine("- R = scenario RPS / `direct` RPS; vs YARP = RPS / `yarp` RPS; vs best of nginx/HAProxy = RPS / the higher of the two medians.");
+        _md.AppendLine("- R = scenario RPS / `direct` RPS; vs YARP = RPS / `yarp` RPS; vs best peer = RPS / the highest median of the peers that ran (nginx, HAProxy, Caddy, h2o).");
         _md.AppendLine("- p50/p99: medians over rounds of wrk's percentiles; max: the largest over rounds. Bad responses and socket errors: sums over rounds (must be 0; shown bold otherwise).");
         _md.AppendLine("- Every process figure covers the measured window only (wrk's measured run), never the warm-up or start-up (docs/methodology.md).");
         _md.AppendLine("- CPU % (100 % = all cores) and cores busy: run-local.sh's average over the measured window (`proc/cpu/average`; crank's own `benchmarks/cpu` is the highest 1 s sample, used only where no average exists). " +
@@ -352,7 +352,7 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
         }
         if (!_a.Scenarios.Any(s => Analysis.NativeProxies.Contains(s)))
         {
-            _missing.Add("No `nginx`/`haproxy` runs: \"vs best of nginx/HAProxy\" is n/a.");
+            _missing.Add("No `nginx`/`haproxy`/`caddy`/`h2o` runs: \"vs best peer\" is n/a.");
         }
         var single = _a.Points.SelectMany(_a.At).Where(s => s.Runs.Count == 1).Select(s => s.Point).Distinct().Count();
         if (single > 0)

@@ -11,8 +11,9 @@ internal static class Help
                crank/run-local.sh stepped [options]   the stepped comparison: TLS and h2 to the proxy, X-Forwarded-For on, the
                           offered load stepped up until each proxy fails (`crank/run-local.sh stepped --help`)
           SCENARIO        direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext
-                          llrp-yarp httpclientproxy yarp (default: every one that can run here); also llrp-kestrel-h1
-                          (llhttp behind LLRP's Kestrel HTTP/1.1 front end, as --front-end kestrel; run only when named)
+                          llrp-yarp httpclientproxy yarp (default: every one that can run here); also, run only when
+                          named: llrp-kestrel-h1 (llhttp behind LLRP's Kestrel HTTP/1.1 front end, as --front-end kestrel)
+                          and the peers caddy and h2o (Debian's Caddy and h2o, crank/caddy-job.sh, crank/h2o-job.sh)
           --rounds N      interleaved rounds (default 3): round 1 runs A B C D, round 2 A D C B, round 3 C D A B, ...
                           (analysis/Runner, Rounds.Order: no scenario always runs first, last or right after the same one)
           --round-offset K  run round R in round R+K's order (default 0; analysis/sweep.sh runs one round per call and
@@ -29,8 +30,8 @@ internal static class Help
           --load-threads T  wrk threads (default 1; benchmarks.yml's loadThreads; "--threads" was this before the proxies
                           had a thread count, and is refused so that an old command line cannot change meaning silently)
           --proxy-threads N  every proxy's threads or processes (benchmarks.yml's threads; default 1): nginx
-                          worker_processes, HAProxy nbthread, LLRP --engineThreads, DOTNET_PROCESSOR_COUNT for full YARP
-                          and HttpClientProxy (crank/README.md, "Equal threads")
+                          worker_processes, HAProxy nbthread, Caddy GOMAXPROCS, h2o num-threads, LLRP --engineThreads,
+                          DOTNET_PROCESSOR_COUNT for full YARP and HttpClientProxy (crank/README.md, "Equal threads")
           --path P        request path, e.g. '/?s=1024' (default /)
           --response-size N  the origin's body in bytes: path '/?s=N' (benchmarks.yml's responseSize; not with --path)
           --request-body-size N  0 = GET (default); N = POST with an N-byte body (benchmarks.yml's requestBodySize)
@@ -52,8 +53,8 @@ internal static class Help
           --protocols P   what every proxy's listener speaks (benchmarks.yml's protocols): http1, h2 or http1,h2; on https
                           ALPN chooses, on http h2 is prior-knowledge h2c (http1,h2 needs https; h2 on http needs
                           --load h2load). Default: nothing passed (HTTP/1.1), except with --load h2load: http1,h2 on
-                          https, h2 on http. nginx and HAProxy get PROTOCOLS, LLRP --protocols, full YARP and
-                          HttpClientProxy Kestrel's EndpointDefaults:Protocols; the origin always gets HTTP/1.1
+                          https, h2 on http. nginx, HAProxy, Caddy and h2o get PROTOCOLS, LLRP --protocols, full YARP
+                          and HttpClientProxy Kestrel's EndpointDefaults:Protocols; the origin always gets HTTP/1.1
           --front-end F   LLRP's front end, raw (LLRP's default) or kestrel, passed to every LLRP scenario (benchmarks.yml's
                           frontEnd; LLRP's option name is in analysis/Runner/Protocols.cs)
           --json-dir DIR  where the JSON files go (default artifacts/crank/<date>-<time>)
@@ -61,7 +62,7 @@ internal static class Help
           headline's; with crank, --agents, --netns or 1 CPU: unpinned, Downstream as the origin):
           --pin-proxy     taskset: the proxy alone on CPU 1, load generator and origin on CPU 0 (fallback only):
                           the proxy has a core of its own, as on a machine of its own in crank's three-machine
-                          profile, and every proxy gets the same one core (nginx and HAProxy run one worker/thread)
+                          profile, and every proxy gets the same one core (the peers run one worker/thread)
           --pin           taskset: load generator on CPU 0, proxy and origin on CPU 1 (fallback only)
           --origin O      nginx (nginx as the origin, crank/nginx/origin.conf; fallback only): an origin that needs about
                           two thirds of Downstream's CPU per request, so that with --pin-proxy the proxy, not the origin

@@ -16,8 +16,9 @@ internal sealed class Options
     public static readonly string[] AllScenarios =
         ["direct", "nginx", "haproxy", "llrp-llhttp", "llrp-httpclient", "llrp-httpclientwithcontext", "llrp-yarp", "httpclientproxy", "yarp"];
     // Scenarios run only when named: llhttp behind LLRP's Kestrel front end (benchmarks.yml's llrp-kestrel-h1), a
-    // layer of the layer table rather than one of the comparison's proxies.
-    public static readonly string[] NamedScenarios = ["llrp-kestrel-h1"];
+    // layer of the layer table rather than one of the comparison's proxies; the peers Caddy and h2o (Peers), so that
+    // the default run, and the sittings and the headline made with it, keep their scenario set and length.
+    public static readonly string[] NamedScenarios = ["llrp-kestrel-h1", "caddy", "h2o"];
 
     // Warm-up: full YARP, the slowest .NET variant to reach tier-1 code, needed ~20 s of load on the shared 2-core box
     // before its CPU us/request stopped falling (docs/methodology.md, "Warm-up"); crank's own default, 15 s, is the

@@ -125,7 +125,7 @@ internal sealed class Plan
 
     public string TopologyText => $"{(Pin == "none" ? "nothing pinned" : PinningText)}; origin {OriginText}{TopologyNote}";
 
-    public static bool IsDotnet(string scenario) => scenario is not ("direct" or "nginx" or "haproxy");
+    public static bool IsDotnet(string scenario) => scenario != "direct" && !Peers.Is(scenario);
 
     /// <summary>The expected time (every run steady at once, each .NET warm-up the typical share of its cap) and the
     /// longest (every .NET warm-up at its cap plus the settle cycles, every run taking all its attempts). The adaptive

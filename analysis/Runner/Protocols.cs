@@ -46,14 +46,14 @@ internal static class Protocols
         _ => "Http1AndHttp2",
     };
 
-    /// <summary>How one proxy is told: variables for the nginx and HAProxy jobs, arguments for a .NET proxy.
-    /// <paramref name="kind"/>: nginx, haproxy or dotnet; <paramref name="app"/>: llrp, yarp, httpclientproxy or null.</summary>
+    /// <summary>How one proxy is told: variables for the peers' jobs (nginx, HAProxy, Caddy, h2o), arguments for a .NET
+    /// proxy. <paramref name="kind"/>: a peer's name or dotnet; <paramref name="app"/>: llrp, yarp, httpclientproxy or null.</summary>
     public static (string[] Env, string[] Args) ProxyArgs(string kind, string? app, string protocols, string frontEnd, string frontEndOption)
     {
         List<string> env = [], args = [];
         if (protocols.Length > 0)
         {
-            if (kind is "nginx" or "haproxy")
+            if (Peers.Is(kind))
             {
                 env.Add($"PROTOCOLS={protocols}");
             }

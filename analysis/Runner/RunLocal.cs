@@ -305,6 +305,11 @@ internal sealed class RunLocal
         Need(_o.OwnSessions, Shell.Which("setsid") is not null, "util-linux");
         Need(needNginx, File.Exists("/usr/sbin/nginx"), "nginx-light");
         Need(needHaproxy, File.Exists("/usr/sbin/haproxy"), "haproxy");
+        // The peers run only when named (Peers): installed then, like HAProxy.
+        foreach (var peer in Peers.All.Where(p => p.Name is not ("nginx" or "haproxy")))
+        {
+            Need(_o.Scenarios.Contains(peer.Name), File.Exists(peer.Binary), peer.Package);
+        }
         if (missing.Count > 0)
         {
             var isRoot = ProcessGroups.Run(["id", "-u"], TimeSpan.FromSeconds(5)).Out.Trim() == "0";
@@ -355,7 +360,8 @@ internal sealed class RunLocal
 
     private static string? AppOf(string scenario) => scenario switch
     {
-        "direct" or "nginx" or "haproxy" => null,
+        "direct" => null,
+        _ when Peers.Is(scenario) => null,
         "httpclientproxy" => "httpclientproxy",
         "yarp" => "yarp",
         _ => "llrp",
@@ -401,7 +407,7 @@ internal sealed class RunLocal
         foreach (var s in _o.Scenarios)
         {
             string? reason = null;
-            if ((s == "nginx" && !File.Exists("/usr/sbin/nginx")) || (s == "haproxy" && !File.Exists("/usr/sbin/haproxy")))
+            if (Peers.Of(s) is { } peer && !File.Exists(peer.Binary))
             {
                 reason = $"{s} is not installed";
             }
@@ -460,6 +466,7 @@ internal sealed class RunLocal
         var wrk = Cmd(["wrk", "-v"]);
         var nginx = File.Exists("/usr/sbin/nginx") ? Cmd(["/usr/sbin/nginx", "-v"]) : "none";
         var haproxy = File.Exists("/usr/sbin/haproxy") ? Cmd(["/usr/sbin/haproxy", "-v"]) : "none";
+        var (caddy, h2o) = (Peers.Version(Peers.Of("caddy")!), Peers.Version(Peers.Of("h2o")!));
         var started = DateTime.UtcNow.ToString("yyyy-MM-dd'T'HH:mm:ss'Z'", CultureInfo.InvariantCulture);
         var run = new JsonObject
         {
@@ -473,6 +480,8 @@ internal sealed class RunLocal
             ["wrk"] = wrk,
             ["nginx"] = nginx,
             ["haproxy"] = haproxy,
+            ["caddy"] = caddy,
+            ["h2o"] = h2o,
             ["command"] = _commandLine,
             ["mode"] = _plan.Mode,
             ["rounds"] = _o.Rounds,
@@ -516,6 +525,8 @@ internal sealed class RunLocal
             $"wrk:         {wrk}",
             $"nginx:       {nginx}",
             $"haproxy:     {haproxy}",
+            $"caddy:       {caddy}",
+            $"h2o:         {h2o}",
             $"mode:        {_plan.Mode}",
             $"pinning:     {_plan.PinningText}",
             $"origin:      {_plan.OriginText}",
@@ -744,7 +755,7 @@ internal sealed class RunLocal
         var logs = Path.Combine(_jsonDir, "logs");
         var output = Path.Combine(_jsonDir, $"{s}.r{r}.json");
         var samples = Path.Combine(logs, $"{tag}.samples");
-        var kind = s switch { "direct" => "none", "nginx" or "haproxy" => s, _ => "dotnet" };
+        var kind = s switch { "direct" => "none", _ when Peers.Is(s) => s, _ => "dotnet" };
         var app = AppOf(s);
         var client = s switch
         {
@@ -839,6 +850,14 @@ internal sealed class RunLocal
                     $"DOWNSTREAM_PORT={_o.DownstreamPort}", $"HAPROXY_THREADS={threads}", .. serverTls, .. downstreamCa,
                     .. protoEnv, Path.Combine(_crankDir, "haproxy-job.sh")];
                 ready = "haproxy-job: ready";
+                break;
+            case "caddy" or "h2o":
+                // As HAProxy: the job's own thread variable (Caddy's GOMAXPROCS, h2o's num-threads); h2o refuses
+                // DOWNSTREAM_TLS_CA (crank/h2o-job.sh --help).
+                appCmd = ["env", $"LISTEN_ADDRESS={_srvListen}", $"LISTEN_PORT={_o.ProxyPort}", $"DOWNSTREAM_ADDRESS={_dsTarget}",
+                    $"DOWNSTREAM_PORT={_o.DownstreamPort}", $"{Peers.Of(kind)!.ThreadsVariable}={threads}", .. serverTls, .. downstreamCa,
+                    .. protoEnv, Path.Combine(_crankDir, $"{kind}-job.sh")];
+                ready = $"{kind}-job: ready";
                 break;
             case "dotnet":
                 var exe = PublishedExe(app!);

@@ -4,8 +4,10 @@ using LLRP.Jobs;
 var jobs = new Dictionary<string, Func<string[], int>>(StringComparer.Ordinal)
 {
     ["ab"] = AbJob.Run,
+    ["caddy"] = CaddyJob.Run,
     ["fixedrate"] = FixedRateJob.Run,
     ["h2load"] = H2LoadJob.Run,
+    ["h2o"] = H2oJob.Run,
     ["haproxy"] = HaproxyJob.Run,
     ["nginx"] = NginxJob.Run,
     ["ramp"] = RampJob.Run,

@@ -24,7 +24,7 @@ internal sealed class ServerEnv(Func<string, string?> get)
     public string? NonEmpty(string name) => get(name) is { Length: > 0 } v ? v : null;
 }
 
-/// <summary>What the server jobs (nginx, HAProxy) share: the checks of the variables both take and the run of the
+/// <summary>What the server jobs (nginx, HAProxy, Caddy, h2o) share: the checks of the variables all take and the run of the
 /// server as the job's child.</summary>
 internal static partial class ServerJob
 {

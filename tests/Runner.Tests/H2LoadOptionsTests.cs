@@ -66,6 +66,24 @@ public sealed class H2LoadOptionsTests
     }
 
     [Fact]
+    public void ThePeersAreServersRunByTheirJobsNotDotnet()
+    {
+        foreach (var s in new[] { "nginx", "haproxy", "caddy", "h2o" })
+        {
+            Assert.True(Peers.Is(s));
+            Assert.False(Plan.IsDotnet(s));
+        }
+        Assert.False(Peers.Is("direct"));
+        Assert.True(Plan.IsDotnet("llrp-llhttp"));
+        Assert.Equal("CADDY_THREADS", Peers.Of("caddy")!.ThreadsVariable);
+        Assert.Equal("H2O_THREADS", Peers.Of("h2o")!.ThreadsVariable);
+        // Named only: not in the default run.
+        Assert.DoesNotContain("caddy", Options.AllScenarios);
+        Assert.Contains("h2o", Options.NamedScenarios);
+        Assert.Contains("and the peers caddy and h2o", Help.RunLocal, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void EachKindOfProxyIsToldItsOwnWay()
     {
         Assert.Equal("PROTOCOLS=h2|", Pair(Protocols.ProxyArgs("nginx", null, "h2", "", "--frontEnd")));
@@ -75,6 +93,9 @@ public sealed class H2LoadOptionsTests
         Assert.Equal("|--Kestrel:EndpointDefaults:Protocols=Http1AndHttp2", Pair(Protocols.ProxyArgs("dotnet", "httpclientproxy", "http1,h2", "", "--frontEnd")));
         Assert.Equal("|--Kestrel:EndpointDefaults:Protocols=Http1", Pair(Protocols.ProxyArgs("dotnet", "yarp", "http1", "", "--frontEnd")));
         Assert.Equal("|", Pair(Protocols.ProxyArgs("haproxy", null, "", "", "--frontEnd")));
+        // The peers Caddy and h2o take PROTOCOLS as nginx and HAProxy do (their jobs map it to their own settings).
+        Assert.Equal("PROTOCOLS=h2|", Pair(Protocols.ProxyArgs("caddy", null, "h2", "kestrel", "--frontEnd")));
+        Assert.Equal("PROTOCOLS=http1,h2|", Pair(Protocols.ProxyArgs("h2o", null, "http1,h2", "", "--frontEnd")));
         Assert.Equal("|--frontEnd kestrel", Pair(Protocols.ProxyArgs("dotnet", "llrp", "", "kestrel", "--frontEnd")));
     }
 

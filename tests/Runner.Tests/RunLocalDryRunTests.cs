@@ -41,6 +41,11 @@ public sealed class RunLocalDryRunTests
     [InlineData("--dry-run --warmup 30 --warmup-max 40 --json-dir /tmp/x --headers browser",
         "a run is 30s warm-up (6 .NET: until the JIT is quiet, typically 34s, at most 70s)",
         "  results:    /tmp/x, then report.md and PNG charts (analysis/Report)\n")]
+    [InlineData("--dry-run --rounds 2 --load h2load --server-scheme https caddy h2o",
+        "  load:       h2load -t 1 -m 100 -c 2, protocols http1,h2, path /, https to the proxy, http to the origin, proxy threads 1\n" +
+        "  round 1:    caddy h2o \n  round 2:    caddy h2o \n", "2 scenario(s) x 2 round(s)")]
+    [InlineData("--dry-run --rounds 3 --duration 3 caddy h2o nginx haproxy",
+        "  scenarios:  caddy h2o nginx haproxy\n", "  round 2:    caddy haproxy nginx h2o \n")]
     public void ThePlanFollowsTheOptions(string args, string line, string other)
     {
         var (code, output) = ConsoleCapture.RunLocal(args.Split(' '));
@@ -53,7 +58,7 @@ public sealed class RunLocalDryRunTests
     [InlineData("--dry-run --rounds 0", "run-local: rounds, duration, connections, load threads and proxy threads must be >= 1 (see --help)")]
     [InlineData("--threads 2", "run-local: --threads is ambiguous now: --load-threads T for wrk's threads, --proxy-threads N for the proxies' (see --help)")]
     [InlineData("--bogus", "run-local: unknown option --bogus (see --help)")]
-    [InlineData("--dry-run foo", "run-local: unknown scenario 'foo' (direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext llrp-yarp httpclientproxy yarp llrp-kestrel-h1) (see --help)")]
+    [InlineData("--dry-run foo", "run-local: unknown scenario 'foo' (direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext llrp-yarp httpclientproxy yarp llrp-kestrel-h1 caddy h2o) (see --help)")]
     [InlineData("--origin nginx --request-body-size 10", "run-local: --request-body-size needs the Downstream origin: --origin nginx answers GET and HEAD only (crank/nginx/origin.conf) (see --help)")]
     [InlineData("--dry-run --rate 5", "run-local: --rate is for --load fixedrate or h2load (see --help)")]
     [InlineData("--dry-run --load fixedrate", "run-local: --load fixedrate needs --rate R (requests/s, >= 1) (see --help)")]
