@@ -510,10 +510,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
         _decoding = null;
         stream.OnHeadersComplete(endStream);
         _idleSince = long.MaxValue;
-        if (endStream)
-        {
-            stream.RequestBody.End(null);
-        }
+        // With END_STREAM there is no body: the exchange never reads it (no framing), and the pipe stays untouched.
         _running++;
         _starting.Add(stream);
     }

@@ -20,6 +20,9 @@ internal sealed class Http2RequestBody : PipeReader
     private ReadOnlySequence<byte> _last;
     private bool _writerDone;
     private bool _readerDone;
+    // Whether either side touched the pipe: a request ended on its HEADERS (every GET) does not, so its stream pays for
+    // no pipe operation (each takes the pipe's lock). Written by both sides, read by Reset after both are done.
+    private bool _used;
     // What the read loop appended and the exchange consumed: the difference is given back to the connection's window
     // when the stream ends with its body unread.
     private long _appended;
@@ -34,6 +37,7 @@ internal sealed class Http2RequestBody : PipeReader
         {
             return;
         }
+        _used = true;
         foreach (var segment in data)
         {
             _pipe.Writer.Write(segment.Span);
@@ -49,12 +53,14 @@ internal sealed class Http2RequestBody : PipeReader
         {
             return;
         }
+        _used = true;
         _writerDone = true;
         _pipe.Writer.Complete(failure);
     }
 
     public override bool TryRead(out ReadResult result)
     {
+        _used = true;
         var read = _pipe.Reader.TryRead(out result);
         _last = read ? result.Buffer : default;
         return read;
@@ -62,6 +68,7 @@ internal sealed class Http2RequestBody : PipeReader
 
     public override ValueTask<ReadResult> ReadAsync(CancellationToken cancellationToken = default)
     {
+        _used = true;
         var read = _pipe.Reader.ReadAsync(cancellationToken);
         if (read.IsCompletedSuccessfully)
         {
@@ -112,6 +119,11 @@ internal sealed class Http2RequestBody : PipeReader
     /// </summary>
     public int Reset()
     {
+        if (!_used)
+        {
+            return 0;
+        }
+        _used = false;
         End(null);
         Complete();
         _pipe.Reset();
