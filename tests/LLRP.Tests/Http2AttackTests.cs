@@ -78,16 +78,17 @@ public sealed class Http2AttackTests
         var (goAways, closed) = await h2.ReadUntilClosedAsync();
 
         Assert.True(closed, "the connection stayed open after the flood of resets");
-        Assert.NotEmpty(goAways);
         if (frontEnd == "raw")
         {
+            Assert.NotEmpty(goAways);
             Assert.Equal(H2Frame.EnhanceYourCalm, goAways[^1].ErrorCode);
         }
         else
         {
             // Which of Kestrel's paths ends the connection varies from run to run (both observed): StreamConnection's
             // graceful close (GOAWAY NO_ERROR, then the abort after its 1 s grace) or an abort at once (GOAWAY
-            // INTERNAL_ERROR); Kestrel's own mitigation would say ENHANCE_YOUR_CALM. The connection ends either way.
+            // INTERNAL_ERROR); Kestrel's own mitigation would say ENHANCE_YOUR_CALM. Over TLS the abort can close the
+            // connection before its GOAWAY is flushed (seen once in CI), so only the close is required there.
             Assert.All(goAways, g => Assert.Contains(g.ErrorCode, new[] { H2Frame.NoError, H2Frame.InternalError, H2Frame.EnhanceYourCalm }));
         }
         await AssertServesAsync(proxy, tls);
