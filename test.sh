@@ -13,6 +13,10 @@ progress() {
   local line detail=0 name
   while IFS= read -r line; do
     if [[ "$line" =~ ^[[:space:]]*Failed\ [^!] ]]; then printf '%s\n' "$line"; detail=8; continue; fi
+    # A test host that crashed: vstest's reason and the host's own last words (the unhandled exception and its stack).
+    if [[ "$line" == *"test run was aborted"* || "$line" == *"host process crashed"* || "$line" == *"Unhandled exception"* ]]; then
+      printf '%s\n' "$line"; detail=30; continue
+    fi
     if [ "$detail" -gt 0 ]; then
       if [[ "$line" == *"Stack Trace:"* ]]; then detail=0; else printf '%s\n' "$line"; detail=$((detail - 1)); continue; fi
     fi
@@ -48,6 +52,10 @@ read -r passed failed skipped < <(grep -E "(Passed|Failed)! +- Failed: " "$log" 
 echo "tests: ${passed} passed, ${failed} failed, ${skipped} skipped"
 if [ "$passed" -eq 0 ]; then
   echo "test.sh: no test ran (dotnet test exited with $status)" >&2
+  exit 1
+fi
+if grep -q "Test Run Aborted" "$log"; then
+  echo "test.sh: a test host crashed (its reason above): the tests after the crash did not run" >&2
   exit 1
 fi
 if [ "$failed" -gt 0 ]; then

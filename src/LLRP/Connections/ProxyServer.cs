@@ -48,7 +48,7 @@ internal sealed class ProxyServer : IDisposable
     private readonly CancellationTokenSource _stoppingSource = new();
     private ExchangeFailureLog? _failures;
     private ILogger? _connectionLog;
-    private Func<IEnumerable<IForwarder>>? _pooledForwarders;
+    private IIdleForwarders[] _idleSlots = [];
 
     public ProxyServer(ProxyOptions options, DownstreamSet downstreams, IForwarderFactory forwarders)
     {
@@ -56,7 +56,7 @@ internal sealed class ProxyServer : IDisposable
         Downstreams = downstreams;
         _forwarders = forwarders;
         _idleTrim = new IdleTrim(options.IdleTrimAfter, IdleTrim.DefaultMinAllocatedBytes);
-        _deadlineSweep = new Timer(static state => ((ProxyServer)state!).SweepDeadlines(), this, DeadlineSweepInterval, DeadlineSweepInterval);
+        _deadlineSweep = new Timer(static state => ((ProxyServer)state!).SweepOnce(), this, DeadlineSweepInterval, DeadlineSweepInterval);
     }
 
     public ProxyOptions Options { get; }
@@ -142,14 +142,17 @@ internal sealed class ProxyServer : IDisposable
     public void Untrack(Exchange exchange) => _streams.TryRemove(exchange, out _);
 
     /// <summary>
-    /// A front end that keeps forwarders between exchanges outside a raw connection (the pooled exchange slots of
-    /// Kestrel's HTTP layer) names them here: the sweep gives each the idle calls a raw connection gives its forwarder
-    /// while it waits for the next request (<see cref="IForwarder.OnIdle"/>, <see cref="IForwarder.ReleaseIdle"/>).
+    /// A front end that keeps forwarders between exchanges outside a raw connection (the pooled exchange slots of the
+    /// HTTP/2 front end and of Kestrel's HTTP layer) names them here: the sweep gives each idle one the calls a raw
+    /// connection gives its forwarder while it waits for the next request (<see cref="IForwarder.OnIdle"/>,
+    /// <see cref="IForwarder.ReleaseIdle"/>).
     /// </summary>
-    public void UsePooledForwarders(Func<IEnumerable<IForwarder>> idle)
+    public void UseIdleSlots(IIdleForwarders slots)
     {
-        var before = _pooledForwarders;
-        _pooledForwarders = before is null ? idle : () => before().Concat(idle());
+        lock (_idleTrim)
+        {
+            _idleSlots = [.. _idleSlots, slots];
+        }
     }
 
     /// <summary>A forwarder for a front end's exchange slot, numbered as a connection is (HttpContext's ConnectionId).</summary>
@@ -201,6 +204,22 @@ internal sealed class ProxyServer : IDisposable
         return true;
     }
 
+    /// <summary>
+    /// One pass of the sweep. An exception thrown out of a timer's callback ends the process, and with it every
+    /// connection: a failed pass is logged, and the next pass runs as usual.
+    /// </summary>
+    private void SweepOnce()
+    {
+        try
+        {
+            SweepDeadlines();
+        }
+        catch (Exception e)
+        {
+            _connectionLog?.LogCritical(e, "The deadline sweep failed; it runs again at its next interval.");
+        }
+    }
+
     private void SweepDeadlines()
     {
         var now = Environment.TickCount64;
@@ -218,10 +237,10 @@ internal sealed class ProxyServer : IDisposable
                 exchange.Expire();
             }
         }
-        var pooled = _pooledForwarders?.Invoke() ?? [];
-        foreach (var forwarder in pooled)
+        var pooled = Volatile.Read(ref _idleSlots);
+        foreach (var slots in pooled)
         {
-            forwarder.OnIdle();
+            slots.ForEachIdle(release: false);
         }
         // Timer callbacks may overlap (a trim's collection takes longer than the interval): one looks, the others skip.
         if (Monitor.TryEnter(_idleTrim))
@@ -236,9 +255,9 @@ internal sealed class ProxyServer : IDisposable
                     {
                         connection.ReleaseIdle();
                     }
-                    foreach (var forwarder in pooled)
+                    foreach (var slots in pooled)
                     {
-                        forwarder.ReleaseIdle();
+                        slots.ForEachIdle(release: true);
                     }
                     IdleTrim.TrimNow();
                 }

@@ -24,15 +24,8 @@ internal sealed class Http2FrontEnd : IDisposable
     /// <summary>See <see cref="InitialConnectionWindowSize"/>.</summary>
     internal const int InitialStreamWindowSize = 768 * 1024;
 
-    /// <summary>
-    /// The most idle slots kept: 1,024, the exchanges in flight the buffer pools are sized for (ProxyBuffers). A slot holds
-    /// a forwarder (and with llhttp its downstream connection), so beyond a burst's peak they are disposed, not kept.
-    /// </summary>
-    internal const int MaxIdleSlots = 1024;
-
     private readonly ProxyServer _server;
-    private readonly ConcurrentQueue<Http2FrontEndStream> _idle = new();
-    private volatile bool _disposed;
+    private readonly IdleSlots<Http2FrontEndStream> _idle;
 
     public Http2FrontEnd(ProxyServer server)
     {
@@ -47,9 +40,7 @@ internal sealed class Http2FrontEnd : IDisposable
             // head over HTTP/1.1 is, which bounds a CONTINUATION flood (the CVE-2024-27316 class) and an HPACK bomb by bytes.
             MaxHeaderListSize = options.Limits.MaxRequestHeadersTotalSize,
         };
-        // The pooled slots' forwarders get the deadline sweep's idle calls, as a raw HTTP/1.1 connection's forwarder does
-        // between requests: without them an idle slot would keep its downstream connection past downstreamIdleTimeout.
-        server.UsePooledForwarders(() => _idle.Select(static slot => slot.Forwarder));
+        _idle = new IdleSlots<Http2FrontEndStream>(server);
     }
 
     /// <summary>The codec's settings and limits (the stream and flood limits are LLHttp2's documented defaults).</summary>
@@ -59,25 +50,10 @@ internal sealed class Http2FrontEnd : IDisposable
     public Task OnConnectionAsync(ConnectionContext context) => new Http2FrontEndConnection(this, _server, context).RunAsync();
 
     /// <summary>A slot for a new stream: an idle one, or a new one with its own forwarder.</summary>
-    public Http2FrontEndStream Rent() => _idle.TryDequeue(out var slot) ? slot : new Http2FrontEndStream(this, _server);
+    public Http2FrontEndStream Rent() => _idle.TryRent(out var slot) ? slot : new Http2FrontEndStream(this, _server);
 
     /// <summary>A slot whose stream ended: kept for the next unless it failed, the pool is full or the proxy is stopping.</summary>
-    public void Return(Http2FrontEndStream slot)
-    {
-        if (slot.Reusable && !_disposed && _idle.Count < MaxIdleSlots)
-        {
-            _idle.Enqueue(slot);
-            return;
-        }
-        slot.Dispose();
-    }
+    public void Return(Http2FrontEndStream slot) => _idle.Return(slot);
 
-    public void Dispose()
-    {
-        _disposed = true;
-        while (_idle.TryDequeue(out var slot))
-        {
-            slot.Dispose();
-        }
-    }
+    public void Dispose() => _idle.Dispose();
 }

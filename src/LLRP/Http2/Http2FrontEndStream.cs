@@ -24,7 +24,7 @@ namespace LLRP.Http2;
 /// as the raw HTTP/1.1 front end keeps one exchange and one forwarder per connection. Its exchanges run in one
 /// long-lived async method (<see cref="RunAsync"/>), woken for each stream, so a stream allocates no state machine.
 /// </remarks>
-internal sealed class Http2FrontEndStream : IFramedResponse, IDisposable
+internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
 {
     private readonly Http2FrontEnd _frontEnd;
     private readonly ProxyServer _server;
@@ -70,6 +70,9 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IDisposable
 
     /// <summary>The variant's forwarder, kept with the slot between streams.</summary>
     public IForwarder Forwarder => _forwarder;
+
+    /// <summary>Held while a stream uses the slot (a new slot is held by its first stream), free while it is idle.</summary>
+    public SlotGate Gate { get; } = new();
 
     public Http2RequestBody RequestBody { get; }
 

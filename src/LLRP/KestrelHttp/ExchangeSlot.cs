@@ -25,7 +25,7 @@ namespace LLRP.KestrelHttp;
 /// affinity slot, a client of the HttpClient variants) serves request after request. An exchange that failed or was
 /// aborted is not lent again (its abort cannot be undone): the slot is disposed.
 /// </remarks>
-internal sealed class ExchangeSlot : IDisposable
+internal sealed class ExchangeSlot : IPooledSlot
 {
     private readonly ProxyServer _server;
     private readonly DownstreamChoice _downstreams;
@@ -51,6 +51,9 @@ internal sealed class ExchangeSlot : IDisposable
 
     /// <summary>The variant's forwarder, kept with the slot between requests.</summary>
     public IForwarder Forwarder => _forwarder;
+
+    /// <summary>Held while a stream uses the slot (a new slot is held by its first stream), free while it is idle.</summary>
+    public SlotGate Gate { get; } = new();
 
     private RequestHead Head { get; }
     private RequestBodyReader Body { get; }

@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using LLRP.Connections;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Http.Features;
@@ -12,27 +11,18 @@ namespace LLRP.KestrelHttp;
 /// </summary>
 internal sealed class StreamApplication : IHttpApplication<ExchangeSlot>, IDisposable
 {
-    /// <summary>
-    /// The most idle slots kept: 1,024, the exchanges in flight the buffer pools are sized for (ProxyBuffers). A slot holds
-    /// a forwarder (and with llhttp its downstream connection), so beyond a burst's peak they are disposed, not kept.
-    /// </summary>
-    internal const int MaxIdleSlots = 1024;
-
     private readonly ProxyServer _server;
-    private readonly ConcurrentQueue<ExchangeSlot> _idle = new();
-    private volatile bool _disposed;
+    private readonly IdleSlots<ExchangeSlot> _idle;
 
     public StreamApplication(ProxyServer server)
     {
         _server = server;
-        // The pooled slots' forwarders get the deadline sweep's idle calls, as a raw connection's forwarder does between
-        // requests: without them an idle slot would keep its downstream connection past downstreamIdleTimeout.
-        server.UsePooledForwarders(() => _idle.Select(static slot => slot.Forwarder));
+        _idle = new IdleSlots<ExchangeSlot>(server);
     }
 
     public ExchangeSlot CreateContext(IFeatureCollection contextFeatures)
     {
-        if (!_idle.TryDequeue(out var slot))
+        if (!_idle.TryRent(out var slot))
         {
             slot = new ExchangeSlot(_server);
         }
@@ -45,22 +35,15 @@ internal sealed class StreamApplication : IHttpApplication<ExchangeSlot>, IDispo
     public void DisposeContext(ExchangeSlot context, Exception? exception)
     {
         context.Features = null!;
-        if (context.Reusable && exception is null && !_disposed && _idle.Count < MaxIdleSlots)
+        if (exception is not null)
         {
-            _idle.Enqueue(context);
+            context.Dispose();
             return;
         }
-        context.Dispose();
+        _idle.Return(context);
     }
 
-    public void Dispose()
-    {
-        _disposed = true;
-        while (_idle.TryDequeue(out var slot))
-        {
-            slot.Dispose();
-        }
-    }
+    public void Dispose() => _idle.Dispose();
 }
 
 /// <summary>

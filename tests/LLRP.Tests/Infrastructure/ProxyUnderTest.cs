@@ -207,15 +207,27 @@ public sealed class LargestHeadProxies : ProxyFarm
     ];
 }
 
-/// <summary>Short timeouts: tests assert what happens when they fire, never how long it took.</summary>
-public sealed class ImpatientProxies : ProxyFarm
+/// <summary>A short requestHeadersTimeout alone: a head started and not finished is the only thing that times out.</summary>
+public sealed class SlowHeadProxies : ProxyFarm
 {
-    protected override IReadOnlyList<string> Options =>
-    [
-        "--requestHeadersTimeout", "1",
-        "--keepAliveTimeout", "1",
-        "--downstreamResponseTimeout", "1",
-    ];
+    protected override IReadOnlyList<string> Options => ["--requestHeadersTimeout", "1"];
+}
+
+/// <summary>A short keepAliveTimeout alone: an idle connection is the only thing that times out.</summary>
+public sealed class IdleProxies : ProxyFarm
+{
+    protected override IReadOnlyList<string> Options => ["--keepAliveTimeout", "1"];
+}
+
+/// <summary>
+/// A short downstreamResponseTimeout alone. Two seconds, not one: the tests also send requests the downstream answers,
+/// and those must not meet the deadline on a loaded machine.
+/// </summary>
+public sealed class SlowDownstreamProxies : ProxyFarm
+{
+    public const int DownstreamResponseTimeoutSeconds = 2;
+
+    protected override IReadOnlyList<string> Options => ["--downstreamResponseTimeout", $"{DownstreamResponseTimeoutSeconds}"];
 }
 
 public sealed class UnreachableDownstreamProxies : ProxyFarm
