@@ -50,6 +50,9 @@ internal sealed class Tunnel
         _downstream = downstream;
         _idleMs = (long)idleTimeout.TotalMilliseconds;
         _counters = counters;
+        // Armed before the owner publishes the tunnel to the deadline sweep: a deadline of zero would read as long
+        // expired and end a tunnel that has not started yet.
+        Touch();
     }
 
     /// <summary>
@@ -59,7 +62,6 @@ internal sealed class Tunnel
     public async Task<TunnelEnd> RunAsync()
     {
         _counters.Opened();
-        Touch();
         try
         {
             var toDownstream = ClientToDownstreamAsync();
@@ -80,6 +82,9 @@ internal sealed class Tunnel
         }
         return Outcome;
     }
+
+    /// <summary>Whether something has decided how the tunnel ends (the sweep, a stop, either direction).</summary>
+    internal bool HasEnded => Volatile.Read(ref _end) != 0;
 
     // Every way out of a direction records an end first; none recorded would be a bug, counted as an error.
     private TunnelEnd Outcome => Volatile.Read(ref _end) is > 0 and var end ? (TunnelEnd)(end - 1) : TunnelEnd.Error;
