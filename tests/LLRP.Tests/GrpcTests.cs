@@ -150,9 +150,12 @@ public sealed class GrpcTests
         await using var proxy = await Http2DownstreamProxy.StartAsync(client, tls);
         using var channel = Channel(proxy);
         var echo = new Echo.EchoClient(channel);
+        // Both hops' connections (and handshakes) first: the deadline must meet a call that reached the origin, not one
+        // still connecting on a loaded machine.
+        await echo.UnaryAsync(new Message(), Capped);
 
         var e = await Assert.ThrowsAsync<RpcException>(() =>
-            echo.HangAsync(new Message(), new CallOptions(deadline: DateTime.UtcNow.AddSeconds(1))).ResponseAsync);
+            echo.HangAsync(new Message(), new CallOptions(deadline: DateTime.UtcNow.AddSeconds(2))).ResponseAsync);
 
         Assert.Equal(StatusCode.DeadlineExceeded, e.StatusCode);
         // The origin got grpc-timeout (its call had a deadline) and its call ended: by the deadline or the reset.
