@@ -168,6 +168,12 @@ public static class EpollEngine
         // Callbacks for the end of the current batch, touched by the loop's own thread only.
         public List<IBatchEndCallback> Deferred { get; } = [];
 
+        // Completions run inline here, so a failure escaping one (a bug in the code it resumed) would end the thread and
+        // with it the process and every other connection: it is written to stderr, as the runtime writes an unhandled
+        // exception, and the loop goes on with the next event.
+        private static void Report(Exception e) =>
+            Console.Error.WriteLine($"LLHttp epoll engine: a completion failed on the engine thread: {e}");
+
         public Loop(int index)
         {
             EpollFd = epoll_create1(EpollCloexec);
@@ -199,14 +205,28 @@ public static class EpollEngine
 
                 for (int i = 0; i < count; i++)
                 {
-                    Dispatch(events[i].Data, events[i].Events);
+                    try
+                    {
+                        Dispatch(events[i].Data, events[i].Events);
+                    }
+                    catch (Exception e)
+                    {
+                        Report(e);
+                    }
                 }
 
                 // A callback may defer another (its work woke code that wrote again): the list is read as it grows.
                 var deferred = Deferred;
                 for (int i = 0; i < deferred.Count; i++)
                 {
-                    deferred[i].OnBatchEnd();
+                    try
+                    {
+                        deferred[i].OnBatchEnd();
+                    }
+                    catch (Exception e)
+                    {
+                        Report(e);
+                    }
                 }
 
                 deferred.Clear();
