@@ -14,7 +14,8 @@ progress() {
   while IFS= read -r line; do
     if [[ "$line" =~ ^[[:space:]]*Failed\ [^!] ]]; then printf '%s\n' "$line"; detail=8; continue; fi
     # A test host that crashed: vstest's reason and the host's own last words (the unhandled exception and its stack).
-    if [[ "$line" == *"test run was aborted"* || "$line" == *"host process crashed"* || "$line" == *"Unhandled exception"* ]]; then
+    if [[ "$line" == *"test run was aborted"* || "$line" == *"host process crashed"* || "$line" == *"Unhandled exception"* \
+      || "$line" == *"running when the crash occurred"* || "$line" == *"epoll engine: a completion failed"* ]]; then
       printf '%s\n' "$line"; detail=30; continue
     fi
     if [ "$detail" -gt 0 ]; then
@@ -42,9 +43,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
   { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" > /dev/null; } \
     || { echo "test.sh: could not install ${missing[*]}; install them and run again" >&2; exit 1; }
 fi
+# --blame: a test host that crashes names the test that was running (vstest's "The test running when the crash
+# occurred"), printed with the crash lines below.
 echo "test.sh: building the solution, then running each test project (about 3 min on 2 cores)"
 started=$(date +%s)
-dotnet test LLRP.slnx -c Release -nologo "$@" 2>&1 | tee "$log" | progress
+dotnet test LLRP.slnx -c Release -nologo --blame "$@" 2>&1 | tee "$log" | progress
 status=${PIPESTATUS[0]}
 read -r passed failed skipped < <(grep -E "(Passed|Failed)! +- Failed: " "$log" \
   | sed -E 's/.*Failed: +([0-9]+), Passed: +([0-9]+), Skipped: +([0-9]+).*/\2 \1 \3/' \
