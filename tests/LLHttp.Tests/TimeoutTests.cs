@@ -106,8 +106,9 @@ public sealed class TimeoutTests : IDisposable
     public async Task Timer_is_disarmed_between_operations(LLHttpSocketEngine engine)
     {
         // The idle gap between exchanges is longer than both timeouts: a timer left armed by the first exchange would
-        // fire during the gap and fail the second one.
-        var options = new LLHttpOptions { ResponseHeadTimeout = TimeSpan.FromSeconds(1), BodyIdleTimeout = TimeSpan.FromSeconds(1), SocketEngine = engine };
+        // fire during the gap and fail the second one. The timeouts are 60 times the origin's 50 ms, so an exchange
+        // slowed by a busy machine (the suite builds and runs other assemblies beside this one) still beats them.
+        var options = new LLHttpOptions { ResponseHeadTimeout = TimeSpan.FromSeconds(3), BodyIdleTimeout = TimeSpan.FromSeconds(3), SocketEngine = engine };
         var server = Task.Run(async () =>
         {
             var socket = await _listener.AcceptAsync();
@@ -127,7 +128,7 @@ public sealed class TimeoutTests : IDisposable
         {
             if (i == 1)
             {
-                await Task.Delay(TimeSpan.FromSeconds(1.5));
+                await Task.Delay(TimeSpan.FromSeconds(3.5));
             }
 
             connection.StartRequest("GET"u8, "/"u8, "h"u8);
