@@ -72,11 +72,15 @@ public sealed class TlsCloseTests(TlsClosingProxies farm) : IClassFixture<TlsClo
     // RFC 9113 §3.4: the preface, then an empty SETTINGS frame (length 0, type 4, no flags, stream 0).
     private const string Http2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0";
 
-    [Fact]
-    public async Task An_http2_connection_closed_after_goaway_ends_with_close_notify()
+    // Both HTTP/2 front ends: the proxy's own (the default) and Kestrel's.
+    public static TheoryData<string> Http2FrontEnds() => new("llhttp", TlsClosingProxies.Kestrel);
+
+    [Theory]
+    [MemberData(nameof(Http2FrontEnds))]
+    public async Task An_http2_connection_closed_after_goaway_ends_with_close_notify(string proxy)
     {
-        // Idle past keepAliveTimeout: Kestrel's HTTP/2 sends GOAWAY and ends the connection.
-        var p = await farm.GetAsync("llhttp");
+        // Idle past keepAliveTimeout: the front end sends GOAWAY and ends the connection.
+        var p = await farm.GetAsync(proxy);
 
         await using var client = await OpenSslClient.StartAsync(p.Url.Port, Http2Preface, alpn: "h2");
         var ending = await client.WaitForEndAsync();
@@ -84,10 +88,11 @@ public sealed class TlsCloseTests(TlsClosingProxies farm) : IClassFixture<TlsClo
         Assert.True(ending.IsCloseNotify, $"h2 after GOAWAY: {ending}");
     }
 
-    [Fact]
-    public async Task A_stopping_proxy_sends_close_notify_after_goaway_on_http2()
+    [Theory]
+    [MemberData(nameof(Http2FrontEnds))]
+    public async Task A_stopping_proxy_sends_close_notify_after_goaway_on_http2(string proxy)
     {
-        await using var client = await StopWhileConnectedAsync("llhttp", Http2Preface, "h2", expected: null);
+        await using var client = await StopWhileConnectedAsync(proxy, Http2Preface, "h2", expected: null);
         var ending = await client.WaitForEndAsync();
 
         Assert.True(ending.IsCloseNotify, $"h2 stop: {ending}");
@@ -105,7 +110,7 @@ public sealed class TlsCloseTests(TlsClosingProxies farm) : IClassFixture<TlsClo
             Assert.True(await client.WaitForOutputAsync(expected ?? "Finished"), $"no {expected ?? "handshake"}: {client.Output}");
             if (expected is null)
             {
-                // Not a timing assertion: time for the preface to reach Kestrel's HTTP/2 before the stop.
+                // Not a timing assertion: time for the preface to reach the HTTP/2 front end before the stop.
                 await Task.Delay(300);
             }
             return client;
