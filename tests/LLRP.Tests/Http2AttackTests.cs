@@ -292,16 +292,7 @@ public sealed class Http2AttackTests
         await h2.SendRequestAsync(1, h2.RequestBlock("GET", "/after-settings"));
         var response = await h2.ReadResponseAsync(1);
 
-        if (frontEnd == "raw")
-        {
-            Assert.True(response.GoAway?.ErrorCode == H2Frame.EnhanceYourCalm, response.Describe());
-            Assert.Equal(0, Reached(proxy));
-        }
-        else
-        {
-            Assert.True(response.Status == 200, response.Describe());
-        }
-        await AssertServesAsync(proxy, tls: false);
+        await AssertCalmedOrServedAsync(proxy, frontEnd, response);
     }
 
     /// <summary>
@@ -321,6 +312,13 @@ public sealed class Http2AttackTests
         await h2.SendRequestAsync(1, h2.RequestBlock("GET", "/after-updates"));
         var response = await h2.ReadResponseAsync(1);
 
+        await AssertCalmedOrServedAsync(proxy, frontEnd, response);
+    }
+
+    // The raw front end bounds the flood: GOAWAY ENHANCE_YOUR_CALM and nothing forwarded; Kestrel's has no such bound and
+    // answers the request. Either way the proxy serves the next connection.
+    private static async Task AssertCalmedOrServedAsync(ProxyUnderTest proxy, string frontEnd, H2Response response)
+    {
         if (frontEnd == "raw")
         {
             Assert.True(response.GoAway?.ErrorCode == H2Frame.EnhanceYourCalm, response.Describe());

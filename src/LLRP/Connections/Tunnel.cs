@@ -158,21 +158,12 @@ internal sealed class Tunnel
                 }
             }
         }
-        catch (Exception) when (_stop.IsCancellationRequested)
+        catch (Exception e)
         {
-            // Ended by the other direction, the idle timeout or a stop.
-        }
-        catch (Exception e) when (IsTransferFailure(e))
-        {
-            End(TunnelEnd.Error);
-            Stop();
-        }
-        catch
-        {
-            // A bug: the other direction must not wait for it; the connection's loop logs it.
-            End(TunnelEnd.Error);
-            Stop();
-            throw;
+            if (!EndedBy(e))
+            {
+                throw;
+            }
         }
     }
 
@@ -204,27 +195,35 @@ internal sealed class Tunnel
                 }
             }
         }
-        catch (Exception) when (_stop.IsCancellationRequested)
+        catch (Exception e)
         {
-            // Ended by the other direction, the idle timeout or a stop.
-        }
-        catch (Exception e) when (IsTransferFailure(e))
-        {
-            End(TunnelEnd.Error);
-            Stop();
-        }
-        catch
-        {
-            // A bug: the other direction must not wait for it; the connection's loop logs it.
-            End(TunnelEnd.Error);
-            Stop();
-            throw;
+            if (!EndedBy(e))
+            {
+                throw;
+            }
         }
         finally
         {
             // Every read into it has completed: the loop awaited each one.
             ProxyBuffers.Bytes.Return(buffer);
         }
+    }
+
+    /// <summary>
+    /// A direction's wait or transfer threw: nothing more to do when the tunnel was already stopping (the other
+    /// direction, the idle timeout or a stop ended it); otherwise the tunnel ends as failed, both ways, and the exception
+    /// is swallowed when it is a transfer failure, passed on when it is a bug (the connection's loop logs it; the other
+    /// direction must not wait for it either way).
+    /// </summary>
+    private bool EndedBy(Exception e)
+    {
+        if (_stop.IsCancellationRequested)
+        {
+            return true;
+        }
+        End(TunnelEnd.Error);
+        Stop();
+        return IsTransferFailure(e);
     }
 
     /// <summary>
