@@ -151,14 +151,17 @@ public sealed class WebSocketProxy : IAsyncDisposable
         }
     }
 
-    /// <summary>A ClientWebSocket connected through the proxy to <paramref name="path"/> (ws:// or wss:// trusting the suite's CA).</summary>
-    public async Task<ClientWebSocket> ConnectAsync(string path)
+    /// <summary>
+    /// A ClientWebSocket connected through the proxy to <paramref name="path"/> (ws:// or wss:// trusting the suite's
+    /// CA), within <paramref name="deadline"/> or else <see cref="Wire.Cap"/>.
+    /// </summary>
+    public async Task<ClientWebSocket> ConnectAsync(string path, CancellationToken deadline = default)
     {
         var socket = new ClientWebSocket();
         socket.Options.KeepAliveInterval = TimeSpan.Zero;
         var uri = new Uri($"{(Tls ? "wss" : "ws")}://localhost:{Url.Port}{path}");
         using var invoker = new HttpMessageInvoker(TestCertificates.Handler());
-        await socket.ConnectAsync(uri, invoker, Wire.Deadline());
+        await socket.ConnectAsync(uri, invoker, deadline.CanBeCanceled ? deadline : Wire.Deadline());
         return socket;
     }
 
