@@ -5,7 +5,8 @@ using Microsoft.Extensions.Configuration;
 
 namespace Downstream;
 
-/// <summary>Builds Downstream: Kestrel with one terminal handler, options --urls and --name.</summary>
+/// <summary>Builds Downstream: Kestrel with one terminal handler and the /ws WebSocket echo on a branch of its own,
+/// options --urls and --name.</summary>
 internal static class DownstreamHost
 {
     // The port run-local.sh and crank/smoke.sh expect of Downstream.
@@ -41,6 +42,8 @@ internal static class DownstreamHost
         builder.WebHost.UseKestrelHttpsConfiguration();
 
         var app = builder.Build();
+        // The WebSocket echo on a branch of its own (its middleware runs for /ws only).
+        WebSocketEcho.Map(app, name);
         // One terminal handler instead of endpoint routing: Downstream is the ceiling every proxy is
         // measured against, so it should spend as little as possible per request.
         app.Run(new DownstreamHandler(name).HandleAsync);
