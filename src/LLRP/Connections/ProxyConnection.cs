@@ -90,7 +90,8 @@ internal sealed class ProxyConnection : ISweptConnection
         Response = new ResponseWriter(context.Transport.Output);
         Body = new RequestBodyReader(_input, _options.Limits, Response);
         var peer = ClientPeer.Of(context);
-        _exchange = new Exchange(Head, Body, Response, _options.DownstreamResponseTimeout, peer.ForwardedFor, index, peer.Tls, tunnels: true);
+        _exchange = new Exchange(Head, Body, Response, _options.DownstreamResponseTimeout, peer.ForwardedFor, index, peer.Tls, context.Transport,
+            _options.TunnelIdleTimeout);
     }
 
     /// <summary>The downstream of the latest exchange (none before the first one), named when a failed exchange is logged.</summary>
@@ -170,6 +171,11 @@ internal sealed class ProxyConnection : ISweptConnection
                     ending = await RunTunnelAsync(downstream);
                     return;
                 }
+                if (_exchange.RelayedTunnel is { } relayed)
+                {
+                    ending = EndRelayedTunnel(relayed);
+                    return;
+                }
                 // A body the downstream did not wait for is still in the input: drained (bounded) or the connection closes
                 // (RFC 9110 §15.5). A stopping host closes each connection once its exchange is done (RFC 9112 §9.6).
                 if (Response.MustClose || _server.Stopping || (!Body.IsComplete && !await DrainBodyAsync()))
@@ -220,6 +226,26 @@ internal sealed class ProxyConnection : ISweptConnection
             _waiting = Waiting.Nothing;
             _tunnel = null;
         }
+    }
+
+    /// <summary>
+    /// A tunnel the variant relayed itself (<see cref="Exchange.SwitchProtocolsInPlace"/>) has ended: counted as the
+    /// front end's own tunnels are, opened and ended at once. The first end decides, as in <see cref="Tunnel"/>: a stop
+    /// or the idle deadline (the exchange expired), the client gone, a failure the variant reported, else whichever
+    /// side's end of stream came first.
+    /// </summary>
+    private ConnectionEnding EndRelayedTunnel(RelayedTunnel relayed)
+    {
+        var end = _exchange.AbortReason switch
+        {
+            ProxyError.ClientGone => TunnelEnd.ClientClosed,
+            not null => _server.Stopping ? TunnelEnd.Stopped : TunnelEnd.IdleTimeout,
+            null when relayed.Failed => TunnelEnd.Error,
+            null => relayed.ClientEnded ? TunnelEnd.ClientClosed : TunnelEnd.DownstreamClosed,
+        };
+        _server.Tunnels.Opened();
+        _server.Tunnels.Ended(end, relayed.ToDownstream, relayed.ToClient);
+        return end == TunnelEnd.Error ? ConnectionEnding.Abort : ConnectionEnding.Close;
     }
 
     // The client closing aborts the exchange in flight. The epoll transport calls back without a token registration,
@@ -407,7 +433,8 @@ internal sealed class ProxyConnection : ISweptConnection
         }
         if (waiting == Waiting.Downstream)
         {
-            if (_exchange.IsPastDeadline(now))
+            // A tunnel the variant relays has no end a graceful stop could wait for, as the front end's own tunnels.
+            if (_exchange.IsPastDeadline(now) || (_server.Stopping && _exchange.RelayedTunnel is not null))
             {
                 _exchange.Expire();
             }

@@ -20,6 +20,7 @@ internal sealed class ProxyFeatureCollection : IFeatureCollection
         typeof(IHttpRequestLifetimeFeature),
         typeof(IHttpConnectionFeature),
         typeof(IHttpResponseTrailersFeature),
+        typeof(IHttpUpgradeFeature),
     ];
 
     private readonly object[] _defaults;
@@ -35,9 +36,10 @@ internal sealed class ProxyFeatureCollection : IFeatureCollection
         IHttpRequestBodyDetectionFeature bodyDetection,
         IHttpRequestLifetimeFeature lifetime,
         IHttpConnectionFeature connection,
-        IHttpResponseTrailersFeature trailers)
+        IHttpResponseTrailersFeature trailers,
+        IHttpUpgradeFeature upgrade)
     {
-        _defaults = [request, response, responseBody, bodyDetection, lifetime, connection, trailers];
+        _defaults = [request, response, responseBody, bodyDetection, lifetime, connection, trailers, upgrade];
         _slots = (object?[])_defaults.Clone();
     }
 

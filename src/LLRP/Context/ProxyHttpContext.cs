@@ -10,7 +10,8 @@ namespace LLRP.Context;
 /// feature collection that provides exactly what HttpForwarder reads and writes:
 /// <list type="bullet">
 /// <item><see cref="RequestFeature"/>: IHttpRequestFeature and IHttpRequestBodyDetectionFeature, from RequestHead and RequestBodyReader;</item>
-/// <item><see cref="ResponseFeature"/>: IHttpResponseFeature, IHttpResponseBodyFeature and IHttpResponseTrailersFeature, into ResponseWriter;</item>
+/// <item><see cref="ResponseFeature"/>: IHttpResponseFeature, IHttpResponseBodyFeature and IHttpResponseTrailersFeature, into ResponseWriter,
+/// and IHttpUpgradeFeature, for a 101 that HttpForwarder relays itself;</item>
 /// <item><see cref="LifetimeFeature"/>: IHttpRequestLifetimeFeature; <see cref="ConnectionFeature"/>: IHttpConnectionFeature.</item>
 /// </list>
 /// Like Kestrel's pooled HttpProtocol, the whole graph (context, request/response objects, features, header
@@ -30,7 +31,7 @@ internal sealed class ProxyHttpContext
     public ProxyHttpContext()
     {
         _response = new ResponseFeature(_lifetime);
-        _features = new ProxyFeatureCollection(_request, _response, _response, _request, _lifetime, _connection, _response);
+        _features = new ProxyFeatureCollection(_request, _response, _response, _request, _lifetime, _connection, _response, _response);
         HttpContext = new DefaultHttpContext(_features);
     }
 

@@ -15,7 +15,8 @@ namespace LLRP.Context;
 /// The request as an HttpContext sees it, filled from the shared request side's <see cref="RequestHead"/>, which has
 /// already validated it and applied the header policy: <see cref="Headers"/> holds the end-to-end fields, the Host
 /// to send (the absolute-form authority if there was one) and the framing the proxy will generate (a canonical
-/// Content-Length, or Transfer-Encoding: chunked). Hop-by-hop, Connection-nominated and Expect fields are absent.
+/// Content-Length, or Transfer-Encoding: chunked). Hop-by-hop, Connection-nominated and Expect fields are absent, except
+/// the Upgrade and "Connection: upgrade" of a request that asks to switch protocols where the front end can tunnel.
 /// Via and X-Forwarded-For are the forwarder's to add. <see cref="Body"/> streams the de-framed body.
 /// One instance per connection; <see cref="Start"/> per request.
 /// </summary>
@@ -87,6 +88,13 @@ internal sealed class RequestFeature : IHttpRequestFeature, IHttpRequestBodyDete
             {
                 ProxyHttpContext.AddField(headers, Encoding.Latin1.GetString(head.Name(i)), Encoding.Latin1.GetString(head.Value(i)));
             }
+        }
+        if (exchange.Upgrading)
+        {
+            // An upgrade request (RequestHead.IsUpgrade) keeps what asks for the switch, as it reaches the downstream: the
+            // Upgrade value and "Connection: upgrade", nothing else of the client's Connection.
+            headers[HeaderNames.Connection] = "upgrade";
+            headers[HeaderNames.Upgrade] = Encoding.Latin1.GetString(head.UpgradeProtocols);
         }
         switch (head.Framing)
         {

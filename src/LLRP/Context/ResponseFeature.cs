@@ -21,7 +21,7 @@ namespace LLRP.Context;
 /// body is complete is left to it.
 /// One instance per connection; <see cref="Reset"/> per request.
 /// </summary>
-internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyFeature, IHttpResponseTrailersFeature
+internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyFeature, IHttpResponseTrailersFeature, IHttpUpgradeFeature
 {
     // Where the bytes of a body that is not sent (HEAD, 204, 304) go: shared, because nobody ever reads it.
     private static readonly byte[] s_discard = new byte[16 * 1024];
@@ -102,6 +102,53 @@ internal sealed class ResponseFeature : IHttpResponseFeature, IHttpResponseBodyF
         _lease = Lease.None;
         _onStarting?.Clear();
         _onCompleted?.Clear();
+    }
+
+    /// <summary>
+    /// The request asked to switch protocols and the front end can tunnel (<see cref="Exchange.Upgrading"/>): a 101
+    /// may be relayed. As Kestrel's HTTP/1.1 layer offers it, here for YARP's HttpForwarder, which forwards such a
+    /// request with its Upgrade and upgrades the client with <see cref="UpgradeAsync"/> when the downstream switches.
+    /// </summary>
+    public bool IsUpgradableRequest => _exchange.Upgrading;
+
+    /// <summary>
+    /// The downstream switched protocols and the caller copied its fields: the same rule as every variant's (a tunnel
+    /// opens only for a request that asked to upgrade, to a protocol it offered; any other switch is the downstream's
+    /// error, a 502), then a 101 head to the client (as Kestrel's UpgradeAsync, whatever status was set), flushed, and
+    /// the client connection as the stream the caller relays the tunnel through.
+    /// </summary>
+    public async Task<Stream> UpgradeAsync()
+    {
+        ThrowIfAborted();
+        var upgrade = Headers[HeaderNames.Upgrade].ToString();
+        if (!_exchange.Upgrading || upgrade.Length == 0 || !_exchange.Head.AcceptsSwitchTo(System.Text.Encoding.Latin1.GetBytes(upgrade)))
+        {
+            ProxyThrow.Throw(ProxyError.DownstreamInvalidResponse, "The downstream switched protocols although the request did not ask for that protocol.");
+        }
+        ThrowIfStarted();
+        HasStarted = true;
+        _statusCode = StatusCodes.Status101SwitchingProtocols;
+        var writer = _exchange.Response;
+        writer.BeginSwitch();
+        foreach (var (name, values) in Headers)
+        {
+            // Written by EndSwitch: the Upgrade switched to and "Connection: upgrade".
+            if (name.Equals(HeaderNames.Upgrade, StringComparison.OrdinalIgnoreCase) || name.Equals(HeaderNames.Connection, StringComparison.OrdinalIgnoreCase))
+            {
+                continue;
+            }
+            foreach (var value in values)
+            {
+                writer.WriteField(name, value ?? "");
+            }
+        }
+        writer.EndSwitch(upgrade);
+        _completed = true;
+        if ((await writer.FlushAsync()).IsCompleted)
+        {
+            ProxyThrow.ClientGone();
+        }
+        return _exchange.SwitchProtocolsInPlace();
     }
 
     public void OnStarting(Func<object, Task> callback, object state)

@@ -21,7 +21,10 @@ namespace LLRP.Exchanges;
 /// </remarks>
 internal sealed class Exchange : IDisposable
 {
-    private readonly long _timeoutMs;
+    private readonly long _responseTimeoutMs;
+    private readonly long _tunnelIdleMs;
+    // downstreamResponseTimeout for an exchange; tunnelIdleTimeout once a variant relays a tunnel in its place.
+    private long _timeoutMs;
     // Replaced only between exchanges (RenewAbortSource); read with Volatile.Read.
     private CancellationTokenSource _abort = new();
     private long _deadline = long.MaxValue;
@@ -29,24 +32,29 @@ internal sealed class Exchange : IDisposable
     // once its awaits fail. The first reason stays: the timer and the client's close may race.
     private int _abortReason;
     private ProxyException? _requestFailure;
-    // The front end can turn its client connection into a tunnel after a 101 (ProxyConnection can; a front end whose
-    // responses Kestrel frames cannot).
-    private readonly bool _tunnels;
+    // The client connection, when the front end can turn it into a tunnel after a 101 (ProxyConnection can; a front
+    // end whose responses Kestrel frames cannot).
+    private readonly IDuplexPipe? _client;
 
     /// <param name="downstreamResponseTimeout">How long the exchange may wait without progress.</param>
     /// <param name="forwardedFor">The client's address for X-Forwarded-For (RFC 7239 §5.2 names the same information "for").</param>
     /// <param name="connectionIndex">The client connection's number in arrival order (HttpContext's ConnectionId).</param>
     /// <param name="tls">The client connection is TLS: the forwarded request says so in X-Forwarded-Proto.</param>
-    /// <param name="tunnels">The front end runs a tunnel when a variant switches protocols (<see cref="SwitchProtocols"/>).</param>
+    /// <param name="client">
+    /// The client connection, given by a front end that tunnels after a 101 (<see cref="SwitchProtocols"/>,
+    /// <see cref="SwitchProtocolsInPlace"/>); null where it cannot.
+    /// </param>
+    /// <param name="tunnelIdleTimeout">How long a tunnel the variant relays may carry nothing (<see cref="SwitchProtocolsInPlace"/>).</param>
     public Exchange(RequestHead head, RequestBodyReader body, ResponseWriter response, TimeSpan downstreamResponseTimeout, byte[] forwardedFor, int connectionIndex,
-        bool tls = false, bool tunnels = false)
+        bool tls = false, IDuplexPipe? client = null, TimeSpan tunnelIdleTimeout = default)
     {
-        _tunnels = tunnels;
+        _client = client;
+        _tunnelIdleMs = (long)tunnelIdleTimeout.TotalMilliseconds;
         Tls = tls;
         Head = head;
         Body = body;
         Response = response;
-        _timeoutMs = (long)downstreamResponseTimeout.TotalMilliseconds;
+        _responseTimeoutMs = _timeoutMs = (long)downstreamResponseTimeout.TotalMilliseconds;
         ForwardedFor = forwardedFor;
         ConnectionIndex = connectionIndex;
     }
@@ -118,11 +126,16 @@ internal sealed class Exchange : IDisposable
     /// <summary>Whether <see cref="Aborted"/> was cancelled, and so a cancelled wait means <see cref="AbortFailure"/>.</summary>
     public bool IsAborted => Volatile.Read(ref _abortReason) != 0;
 
+    /// <summary>Why <see cref="Aborted"/> was cancelled (the deadline, the client gone...), if it was.</summary>
+    public ProxyError? AbortReason => Volatile.Read(ref _abortReason) is > 0 and var reason ? (ProxyError)(reason - 1) : null;
+
     /// <summary>The head was accepted: starts body de-framing, the response and the deadline.</summary>
     public void Start()
     {
         _requestFailure = null;
         Tunnel = null;
+        RelayedTunnel = null;
+        _timeoutMs = _responseTimeoutMs;
         Body.Start(Head);
         Response.Start(Head);
         RestartDeadline();
@@ -252,7 +265,7 @@ internal sealed class Exchange : IDisposable
     /// variant forwards it with Connection and Upgrade, and a 101 to it opens a tunnel. Otherwise the Upgrade is removed
     /// as hop-by-hop and a 101 is the downstream's error.
     /// </summary>
-    public bool Upgrading => _tunnels && Head.IsUpgrade;
+    public bool Upgrading => _client is not null && Head.IsUpgrade;
 
     /// <summary>What the variant handed over with <see cref="SwitchProtocols"/> in this exchange, if anything.</summary>
     public ITunnelDownstream? Tunnel { get; private set; }
@@ -269,6 +282,26 @@ internal sealed class Exchange : IDisposable
             throw new InvalidOperationException("Only a request that asked to upgrade, on a front end that tunnels, can switch protocols.");
         }
         Tunnel = downstream;
+    }
+
+    /// <summary>The client end of the tunnel the variant relays itself in this exchange (<see cref="SwitchProtocolsInPlace"/>), if any.</summary>
+    public RelayedTunnel? RelayedTunnel { get; private set; }
+
+    /// <summary>
+    /// The downstream answered an <see cref="Upgrading"/> request with 101, the variant wrote the 101 head
+    /// (<see cref="ResponseWriter.BeginSwitch"/>) and relays the tunnel itself: it gets the client connection as a
+    /// stream and copies until either side ends, then returns; the connection then closes. The exchange's deadline
+    /// becomes tunnelIdleTimeout, restarted by every transfer, and a stop expires it.
+    /// </summary>
+    public RelayedTunnel SwitchProtocolsInPlace()
+    {
+        if (!Upgrading)
+        {
+            throw new InvalidOperationException("Only a request that asked to upgrade, on a front end that tunnels, can switch protocols.");
+        }
+        _timeoutMs = _tunnelIdleMs;
+        RestartDeadline();
+        return RelayedTunnel = new RelayedTunnel(_client!, this);
     }
 
     /// <summary>The front end is done with the exchange for good.</summary>

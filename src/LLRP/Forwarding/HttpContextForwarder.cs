@@ -104,8 +104,14 @@ internal sealed class HttpContextForwarder(DownstreamClients clients, Downstream
                 }
             }
         }
+        // An upgrade request's Connection and Upgrade came with the fields (RequestFeature keeps them), for a downstream
+        // that can switch.
+        if (_context.Exchange.Upgrading && !AsksToUpgrade(_context.Exchange))
+        {
+            headers.Remove("Connection");
+            headers.Remove("Upgrade");
+        }
         _context.AddProxyFields(headers);
-        AskToUpgrade(headers, _context.Exchange);
         AcceptTrailersFromDownstream(headers, _context.Exchange);
         return request;
     }

@@ -106,7 +106,7 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
     /// The request is forwarded as an upgrade (<see cref="Exchange.Upgrading"/>): to an HTTP/1.1 downstream only, since
     /// HTTP/2 has no Upgrade (RFC 9113 §8.6; its extended CONNECT, RFC 8441, is not done here) and the field is dropped.
     /// </summary>
-    private bool AsksToUpgrade(Exchange exchange) => exchange.Upgrading && !clients.Http2;
+    protected bool AsksToUpgrade(Exchange exchange) => exchange.Upgrading && !clients.Http2;
 
     /// <summary>Connection and Upgrade for a request that asks to upgrade; the request side removed both otherwise.</summary>
     protected void AskToUpgrade(HttpRequestHeaders headers, Exchange exchange)

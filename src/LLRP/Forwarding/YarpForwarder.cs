@@ -39,6 +39,13 @@ internal sealed class YarpForwarder : InvokerForwarder
         {
             _transformer.Head = exchange.Head;
             var error = await _forwarder.SendAsync(context, DownstreamPrefix, Invoker, _config, _transformer);
+            if (exchange.RelayedTunnel is { } relayed)
+            {
+                // HttpForwarder upgraded the client (the response feature's UpgradeAsync) and copied both ways until
+                // either side ended: its error says how the tunnel ended, not how to answer (the 101 is sent).
+                relayed.Failed = error != ForwarderError.None;
+                return;
+            }
             if (error != ForwarderError.None)
             {
                 throw Classify(exchange, error, context.Features.Get<IForwarderErrorFeature>()?.Exception);
@@ -168,7 +175,7 @@ internal sealed class YarpForwarder : InvokerForwarder
                     RemoveIfNominated(fields, name, connectionOptions);
                 }
             }
-            if (copy && context.Exchange.Response.SendsHeadAtOnce)
+            if (copy && context.Exchange.Response.SendsHeadAtOnce && proxyResponse.StatusCode != System.Net.HttpStatusCode.SwitchingProtocols)
             {
                 // The head is complete here (HttpForwarder set the status before this call and copies only the body
                 // after it); HttpForwarder itself would send it with the first body bytes.

@@ -153,17 +153,22 @@ public sealed class WebSocketProxy : IAsyncDisposable
 
     /// <summary>
     /// A ClientWebSocket connected through the proxy to <paramref name="path"/> (ws:// or wss:// trusting the suite's
-    /// CA), within <paramref name="deadline"/> or else <see cref="Wire.Cap"/>.
+    /// CA), within <paramref name="deadline"/> or else <see cref="Wire.Cap"/>; <paramref name="configure"/> may change the
+    /// client's options (keep-alive pings are off unless it does).
     /// </summary>
-    public async Task<ClientWebSocket> ConnectAsync(string path, CancellationToken deadline = default)
+    public async Task<ClientWebSocket> ConnectAsync(string path, CancellationToken deadline = default, Action<ClientWebSocketOptions>? configure = null)
     {
         var socket = new ClientWebSocket();
         socket.Options.KeepAliveInterval = TimeSpan.Zero;
+        configure?.Invoke(socket.Options);
         var uri = new Uri($"{(Tls ? "wss" : "ws")}://localhost:{Url.Port}{path}");
         using var invoker = new HttpMessageInvoker(TestCertificates.Handler());
         await socket.ConnectAsync(uri, invoker, deadline.CanBeCanceled ? deadline : Wire.Deadline());
         return socket;
     }
+
+    /// <summary>Stops the proxy (its origin stays up): a graceful stop, bounded by the proxy's shutdownTimeout.</summary>
+    public Task StopProxyAsync() => _app.StopAsync(Wire.Deadline());
 
     public async ValueTask DisposeAsync()
     {

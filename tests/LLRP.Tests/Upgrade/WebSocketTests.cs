@@ -46,14 +46,14 @@ public sealed class WebSocketProxies : IAsyncLifetime
 
 /// <summary>
 /// WebSocket (RFC 6455) through the proxy with .NET's ClientWebSocket, HTTP/1.1 Upgrade on both sides, for the variants
-/// that tunnel: llhttp (on either socket engine) and the two HttpClient-based ones, in cleartext, with TLS from the
+/// that tunnel: llhttp (on either socket engine), the two HttpClient-based ones and yarp (YARP's own upgrade), in cleartext, with TLS from the
 /// client, and with TLS on both sides. What goes in comes out
 /// byte for byte, message boundaries and close codes included, and an origin that goes away mid-message ends the
 /// client's connection rather than completing the message.
 /// </summary>
 public sealed class WebSocketTests(WebSocketProxies proxies) : IClassFixture<WebSocketProxies>
 {
-    public static readonly string[] Tunnelling = ["llhttp", "llhttp-runtime-engine", "httpclient", "httpclient-httpcontext"];
+    public static readonly string[] Tunnelling = ["llhttp", "llhttp-runtime-engine", "httpclient", "httpclient-httpcontext", "yarp"];
 
     public static TheoryData<string, Tls> VariantsAndTls()
     {
@@ -189,6 +189,28 @@ public sealed class WebSocketTests(WebSocketProxies proxies) : IClassFixture<Web
         }));
     }
 
+    // RFC 6455 §5.5.2-3: a ping is answered by a pong. The client pings every 100 ms and gives up on a pong missing
+    // for a second (ClientWebSocket's KeepAliveTimeout aborts the socket), so a tunnel that lost either frame fails here.
+    [Theory]
+    [MemberData(nameof(VariantsAndTls))]
+    public async Task Pings_cross_the_tunnel_and_their_pongs_come_back(string variant, Tls tls)
+    {
+        var proxy = await proxies.GetAsync(variant, tls);
+        using var socket = await proxy.ConnectAsync("/echo", configure: options =>
+        {
+            options.KeepAliveInterval = TimeSpan.FromMilliseconds(100);
+            options.KeepAliveTimeout = TimeSpan.FromSeconds(1);
+        });
+        // A receive must be pending for the client to read the pongs; the origin sends nothing until asked.
+        var receive = ReceiveMessageAsync(socket);
+        await Task.Delay(TimeSpan.FromSeconds(2));
+        Assert.Equal(WebSocketState.Open, socket.State);
+        var payload = Wire.Bytes("still there");
+        await socket.SendAsync(payload, WebSocketMessageType.Binary, true, Wire.Deadline());
+        Assert.Equal(payload, (await receive).Payload);
+        await socket.CloseAsync(WebSocketCloseStatus.NormalClosure, null, Wire.Deadline());
+    }
+
     internal static async Task<(WebSocketMessageType Type, byte[] Payload)> ReceiveMessageAsync(ClientWebSocket socket, CancellationToken deadline = default)
     {
         using var message = new MemoryStream();
@@ -246,6 +268,28 @@ public sealed class IdleTunnelProxies : IAsyncLifetime
         {
             await (await proxy).DisposeAsync();
         }
+    }
+}
+
+/// <summary>A stop ends every open tunnel at the sweep's next pass (a tunnel has no end a graceful stop could wait for).</summary>
+public sealed class TunnelStopTests
+{
+    public static TheoryData<string> Variant => [.. WebSocketTests.Tunnelling];
+
+    [Theory]
+    [MemberData(nameof(Variant))]
+    public async Task Stopping_the_proxy_ends_an_open_tunnel(string variant)
+    {
+        await using var proxy = await WebSocketProxy.StartAsync(variant, tls: false, downstreamTls: false);
+        using var socket = await proxy.ConnectAsync("/echo");
+        await socket.SendAsync(Wire.Body(10), WebSocketMessageType.Binary, true, Wire.Deadline());
+        await WebSocketTests.ReceiveMessageAsync(socket);
+
+        await proxy.StopProxyAsync();
+
+        Assert.Equal(1, proxy.Server.Tunnels.EndedBy(TunnelEnd.Stopped));
+        var failure = await Record.ExceptionAsync(() => socket.ReceiveAsync(new byte[16], Wire.Deadline()));
+        Assert.IsType<WebSocketException>(failure);
     }
 }
 
