@@ -82,8 +82,24 @@ internal static partial class Tools
     private static partial int Kill(int pid, int signal);
 }
 
+/// <summary>A run of load that the warm-up starts, waits for and ends early (<see cref="Warmup"/>): a tool's process
+/// (<see cref="ToolRun"/>) or a job's own load in-process (the WebSocket job's).</summary>
+internal interface ILoadRun : IDisposable
+{
+    bool HasExited { get; }
+
+    /// <summary>Waits for the end; the exit status.</summary>
+    int WaitForExit();
+
+    /// <summary>Waits up to <paramref name="timeout"/>; true when it ended.</summary>
+    bool WaitForExit(TimeSpan timeout);
+
+    /// <summary>Asks the load to stop now (a tool gets <paramref name="signal"/>).</summary>
+    void Signal(int signal);
+}
+
 /// <summary>One run of a tool: its stdout to a file (or the job's own stdout), stderr the job's.</summary>
-internal sealed class ToolRun : IDisposable
+internal sealed class ToolRun : ILoadRun
 {
     private readonly Process _process;
     private readonly Task _copy;

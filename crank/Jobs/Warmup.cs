@@ -6,8 +6,8 @@ internal readonly record struct WarmResult(int Seconds, bool Capped);
 
 /// <summary>The warm-up of a load job (wrk, h2load): fixed, or adaptive, ended by a probe rather than by the clock.
 /// The probe is the runner's WRK_JOB_WARM_PROBE (crank/jit-quiet.sh: the proxy's JIT is quiet); a job runs its load
-/// through <c>load(seconds, outputFile)</c>, which starts the tool for at most that many seconds.</summary>
-internal sealed class Warmup(string job, Func<int, string, ToolRun> load, TextWriter log)
+/// through <c>load(seconds, outputFile)</c>, which starts the tool (or its own load) for at most that many seconds.</summary>
+internal sealed class Warmup(string job, Func<int, string, ILoadRun> load, TextWriter log)
 {
     // Settle: under uninterrupted load the runtime's tiering falls behind (its background compiler competes with the
     // load for the cores, and promotion waits for a lull), and it catches up in a batch each time the load pauses: a
