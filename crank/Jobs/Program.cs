@@ -11,6 +11,7 @@ var jobs = new Dictionary<string, Func<string[], int>>(StringComparer.Ordinal)
     ["haproxy"] = HaproxyJob.Run,
     ["nginx"] = NginxJob.Run,
     ["ramp"] = RampJob.Run,
+    ["websocket"] = WebSocketJob.Run,
     ["wrk"] = WrkJob.Run,
 };
 
