@@ -32,7 +32,7 @@ internal static class Help
           --proxy-threads N  every proxy's threads or processes (benchmarks.yml's threads; default 1): nginx
                           worker_processes, HAProxy nbthread, Caddy GOMAXPROCS, h2o num-threads, LLRP --engineThreads,
                           DOTNET_PROCESSOR_COUNT for full YARP and HttpClientProxy (crank/README.md, "Equal threads")
-          --path P        request path, e.g. '/?s=1024' (default /)
+          --path P        request path, e.g. '/?s=1024' (default /; /ws, Downstream's echo, with --load websocket)
           --response-size N  the origin's body in bytes: path '/?s=N' (benchmarks.yml's responseSize; not with --path)
           --request-body-size N  0 = GET (default); N = POST with an N-byte body (benchmarks.yml's requestBodySize)
           --request-body-framing F  content-length (default) or chunked (wrk only)
@@ -46,7 +46,13 @@ internal static class Help
                           crank/fixedrate-job.sh; fixed warm-up, no adaptive one; run-local.sh fixed-rate runs it at 25/50/75/90 %
                           of a measured maximum) or h2load (HTTP/2 from the load, crank/h2load-job.sh: closed loop, -c
                           connections with --streams streams each; open loop with --rate; no direct scenario: the origin
-                          speaks HTTP/1.1; refuses --headers handshake and chunked bodies)
+                          speaks HTTP/1.1; refuses --headers handshake and chunked bodies) or websocket (WebSocket echo,
+                          crank/websocket-job.sh: --connections connections each sending one --message-size binary message
+                          and waiting for its echo from Downstream's /ws; a round trip is the request, so RPS is messages/s
+                          and CPU us/request the proxy's CPU per message; the origin is Downstream; the scenarios whose
+                          proxy tunnels an upgrade: direct nginx haproxy llrp-llhttp llrp-httpclient
+                          llrp-httpclientwithcontext llrp-yarp yarp, and caddy when named)
+          --message-size N  websocket only: bytes of each message (default 32, at most 1048576; benchmarks.yml's messageSize)
           --rate R        fixedrate: offered requests/s over all connections (benchmarks.yml's rate); h2load: open loop at R
           --streams N     h2load only: concurrent streams per connection (benchmarks.yml's streams; default 100, the .NET
                           lab's, with --connections defaulting to the cores: crank/README.md, "HTTP/2")

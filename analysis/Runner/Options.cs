@@ -19,6 +19,11 @@ internal sealed class Options
     // layer of the layer table rather than one of the comparison's proxies; the peers Caddy and h2o (Peers), so that
     // the default run, and the sittings and the headline made with it, keep their scenario set and length.
     public static readonly string[] NamedScenarios = ["llrp-kestrel-h1", "caddy", "h2o"];
+    // The scenarios --load websocket can run (benchmarks.yml's websocket-<scenario>): those whose proxy tunnels an HTTP/1.1
+    // upgrade (docs/upgrade.md). HttpClientProxy and LLRP's Kestrel front end do not; h2o 2.2's WebSocket proxying is an
+    // experimental switch, off in its configuration.
+    public static readonly string[] WebSocketScenarios =
+        ["direct", "nginx", "haproxy", "llrp-llhttp", "llrp-httpclient", "llrp-httpclientwithcontext", "llrp-yarp", "yarp", "caddy"];
 
     // Warm-up: full YARP, the slowest .NET variant to reach tier-1 code, needed ~20 s of load on the shared 2-core box
     // before its CPU us/request stopped falling (docs/methodology.md, "Warm-up"); crank's own default, 15 s, is the
@@ -38,6 +43,11 @@ internal sealed class Options
     public int Streams = 100;
     public string Protocols = "", FrontEnd = "";
     public bool ConnectionsGiven, StreamsGiven;
+    // WebSocket (crank/README.md, "WebSocket"): each message's bytes, 32 as the websocket job's default (a small chat or
+    // ticker message); the path defaults to Downstream's echo, /ws, under --load websocket unless --path is given.
+    public const int MaxMessageSize = 1024 * 1024;
+    public int MessageSize = 32;
+    public bool MessageSizeGiven, PathGiven;
     public string JsonDir = "", Pin = "", Origin = "", Pgo = "";
     public bool Shared, DryRun, OwnSessions, UseCrank = true, Install = true, Report = true;
     public int ProxyPort = 8080, DownstreamPort = 8081;
@@ -86,14 +96,15 @@ internal static partial class OptionParser
             "--threads is ambiguous now: --load-threads T for wrk's threads, --proxy-threads N for the proxies'")),
         Int("--load-threads", (o, v) => o.LoadThreads = v),
         Int("--proxy-threads", (o, v) => o.ProxyThreads = v),
-        Value("--path", (o, v) => o.Path = NonEmpty("--path", v)),
+        Value("--path", (o, v) => (o.Path, o.PathGiven) = (NonEmpty("--path", v), true)),
         Value("--response-size", (o, v) => o.ResponseSize = WholeNumber("--response-size", v).ToString(CultureInfo.InvariantCulture)),
         Int("--request-body-size", (o, v) => o.BodySize = v),
         Choice("--request-body-framing", ["content-length", "chunked"], (o, v) => o.BodyFraming = v),
         Choice("--headers", ["plaintext", "browser", "handshake", "none"], (o, v) => o.Headers = v),
         Choice("--server-scheme", ["http", "https"], (o, v) => o.ServerScheme = v),
         Choice("--downstream-scheme", ["http", "https"], (o, v) => o.DownstreamScheme = v),
-        Choice("--load", ["wrk", "fixedrate", "h2load"], (o, v) => o.Load = v),
+        Choice("--load", ["wrk", "fixedrate", "h2load", "websocket"], (o, v) => o.Load = v),
+        Int("--message-size", (o, v) => (o.MessageSize, o.MessageSizeGiven) = (v, true)),
         Value("--rate", (o, v) => o.Rate = WholeNumber("--rate", v).ToString(CultureInfo.InvariantCulture)),
         Value("--json-dir", (o, v) => o.JsonDir = NonEmpty("--json-dir", v)),
         Int("--steady-tolerance", (o, v) => o.SteadyTolerance = v),
@@ -240,6 +251,23 @@ internal static partial class OptionParser
         // h2load's connections default to the load machine's cores (Plan), so its threads are checked there.
         Require(o.Load == "h2load" || o.LoadThreads <= o.Connections, "wrk needs connections >= threads");
         Require(o.Path.StartsWith('/'), "--path must start with /");
+        if (o.Load == "websocket")
+        {
+            // Messages, not requests: the HTTP request options have no meaning, and only Downstream has the echo.
+            Require(o.ResponseSize.Length == 0 && o.BodySize == 0,
+                "--load websocket sends messages, not requests: --message-size N sets their size (not --response-size or --request-body-size)");
+            Require(o.Headers == "plaintext", "--headers is for the HTTP loads: --load websocket sends the WebSocket handshake's fields only");
+            Require(o.Origin != "nginx", "--load websocket needs the Downstream origin (its /ws echo): --origin nginx has none");
+            Require(o.MessageSize <= Options.MaxMessageSize, $"--message-size must be 0 to {Options.MaxMessageSize} bytes");
+            if (!o.PathGiven)
+            {
+                o.Path = "/ws";
+            }
+        }
+        else
+        {
+            Require(!o.MessageSizeGiven, "--message-size is for --load websocket");
+        }
         if (o.ResponseSize.Length > 0)
         {
             Require(o.Path == "/", "--response-size and --path exclude each other (--response-size N is --path '/?s=N')");
@@ -269,6 +297,13 @@ internal static partial class OptionParser
         if (!o.ExplicitScenarios)
         {
             o.Scenarios.AddRange(Options.AllScenarios);
+        }
+        if (o.Load == "websocket" && o.Scenarios.FirstOrDefault(s => !Options.WebSocketScenarios.Contains(s)) is { } untunneled)
+        {
+            // A named scenario that cannot tunnel is refused; the defaults lose those quietly (as h2load's lose direct).
+            Require(!o.ExplicitScenarios,
+                $"--load websocket has no {untunneled} scenario: its proxy does not tunnel an upgrade (runs: {string.Join(' ', Options.WebSocketScenarios)})");
+            o.Scenarios.RemoveAll(s => !Options.WebSocketScenarios.Contains(s));
         }
         if (o.Load == "h2load" && o.Scenarios.Contains("direct"))
         {

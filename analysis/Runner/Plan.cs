@@ -77,7 +77,11 @@ internal sealed class Plan
         {
             Origin = "downstream";
             OriginDefaulted = true;
-            if (headlineOk && o.BodySize != 0)
+            if (headlineOk && o.Load == "websocket")
+            {
+                TopologyNote = " (Downstream: the nginx origin has no WebSocket echo)";
+            }
+            else if (headlineOk && o.BodySize != 0)
             {
                 TopologyNote = " (Downstream: the nginx origin answers GET and HEAD only, and this run sends bodies)";
             }
@@ -165,6 +169,7 @@ internal sealed class Plan
     {
         "wrk" => $"wrk -t {O.LoadThreads}",
         "h2load" => $"h2load -t {O.LoadThreads} -m {O.Streams}{(O.Rate.Length > 0 ? $" at {O.Rate}/s" : "")}",
+        "websocket" => $"websocket echo of {O.MessageSize}-byte messages",
         _ => $"fixed rate {O.Rate}/s",
     } + $" -c {O.Connections}{(O.Protocols.Length > 0 ? $", protocols {O.Protocols}" : "")}{(O.FrontEnd.Length > 0 ? $", LLRP front end {O.FrontEnd}" : "")}";
 

@@ -40,7 +40,29 @@ internal sealed class RunLocal
             .. rl._o.Rate.Length > 0 ? ["--rate", rl._o.Rate] : Array.Empty<string>(),
             "--headers", rl._o.Headers, "--body-size", I(rl._o.BodySize), "--max-errors", rl._yml["maxErrors"], url,
         ],
+        // WebSocket echo: messages through the proxy's Upgrade tunnel, the adaptive warm-up as wrk's; ws:// for http,
+        // wss:// trusting the run's authority for https.
+        ["websocket"] = (rl, url, _) =>
+        [
+            Path.Combine(rl._crankDir, "websocket-job.sh"), "-w", I(rl._o.Warmup), .. rl._warmArgs, "-d", I(rl._o.Duration),
+            "-c", I(rl._o.Connections), "--message-size", I(rl._o.MessageSize), "--max-errors", rl._yml["maxErrors"],
+            .. url.StartsWith("https://", StringComparison.Ordinal) ? ["--trust", Path.Combine(rl._tlsDir, "ca.pem")] : Array.Empty<string>(),
+            WebSocketUrl(url),
+        ],
     };
+
+    /// <summary>The WebSocket URL of an http(s) URL: ws:// for http://, wss:// for https://.</summary>
+    internal static string WebSocketUrl(string url) =>
+        url.StartsWith("https://", StringComparison.Ordinal) ? "wss://" + url["https://".Length..]
+        : url.StartsWith("http://", StringComparison.Ordinal) ? "ws://" + url["http://".Length..]
+        : url;
+
+    // The first request of a WebSocket run is a handshake: curl (7.88) has no WebSocket, so it sends the handshake's
+    // fields itself (RFC 6455 §4.1; the key is the RFC's example nonce) and prints the 101 once its --max-time is up.
+    private static readonly string[] CurlHandshake =
+    [
+        "-H", "Connection: Upgrade", "-H", "Upgrade: websocket", "-H", "Sec-WebSocket-Version: 13", "-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+    ];
 
     private readonly Options _o;
     private readonly Plan _plan;
@@ -239,7 +261,7 @@ internal sealed class RunLocal
             return 1;
         }
         WriteRunMetadata();
-        var body = _o.BodySize == 0 ? "GET" : $"POST {_o.BodySize} B ({_o.BodyFraming})";
+        var body = _o.Load == "websocket" ? "WebSocket" : _o.BodySize == 0 ? "GET" : $"POST {_o.BodySize} B ({_o.BodyFraming})";
         Log($"mode: {_plan.Mode}; scenarios: {string.Join(' ', _runnable)}; {_o.Rounds} round(s) of {_o.Warmup}s warm-up + {_o.Duration}s, "
             + $"{_plan.LoadText}, path {_o.Path}, {body}, headers {_o.Headers}; proxy threads {_o.ProxyThreads}; "
             + $"{_o.ServerScheme} to the proxy, {_o.DownstreamScheme} to the origin");
@@ -299,8 +321,9 @@ internal sealed class RunLocal
             }
         }
         Need(true, Shell.Which("jq") is not null, "jq");
-        Need(true, Shell.Which("wrk") is not null, "wrk");
-        Need(_o.Load != "wrk", Shell.Which("h2load") is not null, "nghttp2-client");
+        // The WebSocket load is crank/Jobs' own (ClientWebSocket): neither wrk nor h2load.
+        Need(_o.Load != "websocket", Shell.Which("wrk") is not null, "wrk");
+        Need(_o.Load is "fixedrate" or "h2load", Shell.Which("h2load") is not null, "nghttp2-client");
         Need(true, Shell.Which("perl") is not null, "perl-base");
         Need(_o.OwnSessions, Shell.Which("setsid") is not null, "util-linux");
         Need(needNginx, File.Exists("/usr/sbin/nginx"), "nginx-light");
@@ -333,8 +356,8 @@ internal sealed class RunLocal
             }
         }
         string? fatal = Shell.Which("jq") is null ? "jq is required"
-            : Shell.Which("wrk") is null ? "wrk is required (apt-get install -y wrk)"
-            : _o.Load != "wrk" && Shell.Which("h2load") is null ? $"--load {_o.Load} needs h2load (apt-get install -y nghttp2-client)"
+            : _o.Load != "websocket" && Shell.Which("wrk") is null ? "wrk is required (apt-get install -y wrk)"
+            : _o.Load is "fixedrate" or "h2load" && Shell.Which("h2load") is null ? $"--load {_o.Load} needs h2load (apt-get install -y nghttp2-client)"
             : null;
         if (_plan.Origin == "nginx" && !File.Exists("/usr/sbin/nginx"))
         {
@@ -496,6 +519,7 @@ internal sealed class RunLocal
             ["load"] = _o.Load,
             ["rate"] = _o.Rate.Length == 0 ? null : JsonValue.Create(int.Parse(_o.Rate, CultureInfo.InvariantCulture)),
             ["streams"] = _o.Load == "h2load" ? _o.Streams : null,
+            ["messageSize"] = _o.Load == "websocket" ? _o.MessageSize : null,
             ["protocols"] = _o.Protocols,
             ["frontEnd"] = _o.FrontEnd,
             ["path"] = _o.Path,
@@ -613,7 +637,8 @@ internal sealed class RunLocal
     private void CrankRun(string s, int r, List<string> machineArgs)
     {
         var output = Path.Combine(_jsonDir, $"{s}.r{r}.json");
-        // The fixed-rate and h2load loads have their own scenarios in benchmarks.yml (fixedrate-<scenario>, h2load-<scenario>).
+        // The fixed-rate, h2load and websocket loads have their own scenarios in benchmarks.yml (fixedrate-<scenario>,
+        // h2load-<scenario>, websocket-<scenario>).
         var scenario = _o.Load == "wrk" ? s : $"{_o.Load}-{s}";
         List<string> args =
         [
@@ -668,6 +693,10 @@ internal sealed class RunLocal
         yield return ("duration", I(_o.Duration));
         yield return ("path", _o.Path);
         yield return ("streams", I(_o.Streams));
+        if (_o.Load == "websocket")
+        {
+            yield return ("messageSize", I(_o.MessageSize));
+        }
         // Only when given: an empty value would override the scenario's own (h2load-*'s protocols, llrp-kestrel-h1's frontEnd).
         if (_o.Protocols.Length > 0)
         {
@@ -942,9 +971,11 @@ internal sealed class RunLocal
             {
                 curlTls = [.. curlTls, .. Protocols.Curl(_o.Protocols, targetScheme)];
             }
-            firstStatus = ProcessGroups.Run([.. _inLoad, "curl", "-s", .. curlTls, "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", url],
-                TimeSpan.FromSeconds(15)).Out.Trim();
-            if (!firstStatus.StartsWith('2'))
+            var websocket = _o.Load == "websocket";
+            // A handshake's 101 is printed only at --max-time (curl waits for a final answer): 2 s, not 5, then.
+            firstStatus = ProcessGroups.Run([.. _inLoad, "curl", "-s", .. curlTls, .. websocket ? CurlHandshake : [], "-o", "/dev/null", "-w", "%{http_code}",
+                "--max-time", websocket ? "2" : "5", url], TimeSpan.FromSeconds(15)).Out.Trim();
+            if (websocket ? firstStatus != "101" : !firstStatus.StartsWith('2'))
             {
                 Warn($"{tag}: first request to {url} answered '{(firstStatus.Length > 0 ? firstStatus : "nothing")}'");
             }
@@ -1028,6 +1059,10 @@ internal sealed class RunLocal
         if (_o.Load == "h2load")
         {
             vars["streams"] = _o.Streams;
+        }
+        if (_o.Load == "websocket")
+        {
+            vars["messageSize"] = _o.MessageSize;
         }
         if (_o.Protocols.Length > 0)
         {

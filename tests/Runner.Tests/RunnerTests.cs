@@ -39,7 +39,7 @@ public sealed class OptionParsingTests
     [InlineData("--rounds x", "--rounds needs a whole number, got 'x'")]
     [InlineData("--rounds", "--rounds needs a whole number, got ''")]
     [InlineData("--duration -1", "--duration needs a whole number, got '-1'")]
-    [InlineData("--load h3", "--load must be wrk, fixedrate or h2load, not 'h3'")]
+    [InlineData("--load h3", "--load must be wrk, fixedrate, h2load or websocket, not 'h3'")]
     [InlineData("--request-body-framing gzip", "--request-body-framing must be content-length or chunked, not 'gzip'")]
     [InlineData("--app-env X", "--app-env needs K=V")]
     [InlineData("--variable maxErrors=x", "--variable maxErrors needs a whole number, got 'x'")]
