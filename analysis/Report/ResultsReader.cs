@@ -323,14 +323,18 @@ internal static partial class ResultsReader
         // "threads" is the proxies' count only beside "loadThreads": before that, "threads" was wrk's.
         var matrix = variables.Prop("loadThreads") is not null ? variables : runJson.Prop("loadThreads") is not null ? runJson : null;
         var proxyThreads = matrix.Prop("threads").Number();
+        var loadKind = matrix.Prop("load").Text();
+        var messageSize = variables.Prop("messageSize").Number() ?? runJson.Prop("messageSize").Number();
         var request = Point.DescribeRequest(proxyThreads is { } t ? (int)t : null, (long?)matrix.Prop("requestBodySize").Number(),
-            matrix.Prop("requestBodyFraming").Text(), matrix.Prop("presetHeaders").Text(), matrix.Prop("load").Text(),
-            variables.Prop("rate").Number() ?? runJson.Prop("rate").Number());
+            matrix.Prop("requestBodyFraming").Text(), matrix.Prop("presetHeaders").Text(), loadKind,
+            variables.Prop("rate").Number() ?? runJson.Prop("rate").Number(), messageSize);
         // The schemes since --server-scheme / --downstream-scheme (every run of one run-local.sh call has the same);
         // a file from before them ran cleartext.
         var serverScheme = SchemeOf(file, "serverScheme", variables.Prop("serverScheme").Text() ?? runJson.Prop("serverScheme").Text());
         var downstreamScheme = SchemeOf(file, "downstreamScheme", variables.Prop("downstreamScheme").Text() ?? runJson.Prop("downstreamScheme").Text());
-        var point = new Point(connectionsValue is { } c ? (int)c : null, path, ResponseBytesOf(path), profile.Trim(), appEnv.Trim(), request,
+        // The WebSocket load's answer is the echo of its message: its size is the message's, whatever the path.
+        var responseBytes = loadKind == "websocket" ? (long?)messageSize : ResponseBytesOf(path);
+        var point = new Point(connectionsValue is { } c ? (int)c : null, path, responseBytes, profile.Trim(), appEnv.Trim(), request,
             serverScheme, downstreamScheme, NewConnectionPerRequest: matrix.Prop("presetHeaders").Text() == "handshake");
 
         var application = jobsObject.Prop("application");

@@ -59,11 +59,12 @@ internal sealed record Point(int? Connections, string Path, long? ResponseBytes,
     public string RateName => Handshakes ? "handshakes/s" : "RPS";
 
     /// <summary>
-    /// The proxies' threads (benchmarks.yml's "threads"), the request body and its framing, the header preset and, for
-    /// the fixed-rate load, its offered rate, in words ("proxy threads 1, POST 1 KiB chunked, browser headers").
-    /// Defaults are said too, so that every point of a newer file names its thread count.
+    /// The proxies' threads (benchmarks.yml's "threads"), the request body and its framing, the header preset, for the
+    /// fixed-rate load its offered rate, and for the WebSocket load its message size, in words ("proxy threads 1, POST
+    /// 1 KiB chunked, browser headers"). Defaults are said too, so that every point of a newer file names its thread count.
     /// </summary>
-    public static string DescribeRequest(int? proxyThreads, long? bodyBytes, string? framing, string? headers, string? load, double? rate)
+    public static string DescribeRequest(int? proxyThreads, long? bodyBytes, string? framing, string? headers, string? load, double? rate,
+        double? messageSize = null)
     {
         var parts = new List<string>();
         if (proxyThreads is { } t)
@@ -81,6 +82,12 @@ internal sealed record Point(int? Connections, string Path, long? ResponseBytes,
         if (load == "fixedrate")
         {
             parts.Add(string.Create(System.Globalization.CultureInfo.InvariantCulture, $"fixed rate {rate:N0}/s"));
+        }
+        if (load == "websocket")
+        {
+            // crank/websocket-job.sh: a request is one message and its echo, so RPS is round trips and CPU per request
+            // CPU per message.
+            parts.Add($"WebSocket echo of {Format.Bytes((long?)messageSize)} messages (a request is a round trip)");
         }
         return string.Join(", ", parts);
     }

@@ -15,6 +15,8 @@ public sealed class MatrixAndFixedRateTests : IDisposable
         "proxy threads 2, POST 1 KB chunked, browser headers")]
     [InlineData("""{ "connections": 64, "path": "/", "loadThreads": 1, "threads": 1, "requestBodySize": 0, "presetHeaders": "plaintext", "load": "fixedrate", "rate": 20000 }""",
         "proxy threads 1, fixed rate 20,000/s")]
+    [InlineData("""{ "connections": 64, "path": "/ws", "loadThreads": 1, "threads": 1, "requestBodySize": 0, "presetHeaders": "plaintext", "load": "websocket", "messageSize": 32 }""",
+        "proxy threads 1, WebSocket echo of 32 B messages (a request is a round trip)")]
     // An older file: "threads" was wrk's, and says nothing about the proxies.
     [InlineData("""{ "connections": 64, "path": "/", "threads": 1, "presetHeaders": "plaintext" }""", "")]
     public void ThePointNamesTheProxyThreadsAndTheRequest(string variables, string request)
@@ -25,6 +27,11 @@ public sealed class MatrixAndFixedRateTests : IDisposable
 
         var point = Assert.Single(runs).Point;
         Assert.Equal(request, point.Request);
+        if (request.Contains("WebSocket", StringComparison.Ordinal))
+        {
+            // The echo's size, not the path's default body.
+            Assert.StartsWith("64 connections, 32 B responses (path `/ws`)", point.Label, StringComparison.Ordinal);
+        }
         if (request.Length > 0)
         {
             Assert.EndsWith(", " + request, point.Label, StringComparison.Ordinal);
