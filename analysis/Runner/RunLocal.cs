@@ -59,9 +59,12 @@ internal sealed class RunLocal
 
     // The first request of a WebSocket run is a handshake: curl (7.88) has no WebSocket, so it sends the handshake's
     // fields itself (RFC 6455 §4.1; the key is the RFC's example nonce) and prints the 101 once its --max-time is up.
+    // HTTP/1.1 even where ALPN offers h2 (an upgrade is HTTP/1.1's; the job's ClientWebSocket offers http/1.1 only);
+    // it comes after any --http2 of the proxy's protocols, and curl takes the last.
     private static readonly string[] CurlHandshake =
     [
-        "-H", "Connection: Upgrade", "-H", "Upgrade: websocket", "-H", "Sec-WebSocket-Version: 13", "-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+        "--http1.1", "-H", "Connection: Upgrade", "-H", "Upgrade: websocket", "-H", "Sec-WebSocket-Version: 13",
+        "-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
     ];
 
     private readonly Options _o;
