@@ -327,7 +327,8 @@ internal sealed class MarkdownReport(string resultsDir, string outDir, IReadOnly
             "CPU µs/request: Δ(utime+stime) of the proxy process over the window / wrk's completed requests (`proc/cpu/per-request`); under crank, LLRP's own `llrp/cpu-per-request` over its statsWindow; `~` marks an estimate from CPU % × cores / RPS where a file has neither.");
         _md.AppendLine("- Origin CPU µs/request: the same measure for the origin (Downstream), which runs the same build and serves the same requests in every run; " +
             "it rises and falls with the machine's speed during the run, so a proxy figure that moved with it was the machine's (docs/methodology.md, \"The origin as a control\").");
-        _md.AppendLine("- Allocated B/request: the proxy's own `llrp/allocated-per-request`: GC.GetTotalAllocatedBytes of the whole process over the measured window (its statsWindow, to one second) / the requests it completed in that window. " +
+        _md.AppendLine("- Allocated B/request: the proxy's own `llrp/allocated-per-request`: GC.GetTotalAllocatedBytes of the whole process over the measured window (its statsWindow, to one second) / the requests it completed in that window " +
+            "(under the WebSocket load, where the proxy completes one request per tunnel: the window's bytes / the round trips in it). " +
             "`not reported` for a .NET variant whose process prints no such measurement.");
         _md.AppendLine("- Steady: the proxy's CPU µs/request in the first and the second half of the measured window agree within the tolerance (`steady/*`, default ±15 % of their mean) " +
             "and a .NET proxy spent at most the limit of its CPU time JIT-compiling under the load (`steady/jit-share` = JIT time / CPU time in the window without its first and last second, when wrk connects and disconnects; default 5 %); `a/b` = runs that passed / runs checked. " +

@@ -350,8 +350,8 @@ internal static partial class ResultsReader
             Point = point,
             Failed = failed,
             Load = loadFigures,
-            Proxy = application is null ? null : ReadProcess(application.Prop("results"), loadFigures.Rps, processors),
-            Downstream = downstream is null ? null : ReadProcess(downstream.Prop("results"), loadFigures.Rps, processors),
+            Proxy = application is null ? null : ReadProcess(application.Prop("results"), loadFigures.Rps, processors, perRoundTrip: loadKind == "websocket"),
+            Downstream = downstream is null ? null : ReadProcess(downstream.Prop("results"), loadFigures.Rps, processors, perRoundTrip: loadKind == "websocket"),
             Commit = properties.Prop("commit").Text() ?? runJson.Prop("commit").Text(),
             Attempts = int.TryParse(properties.Prop("steadyAttempts").Text(), NumberStyles.None, CultureInfo.InvariantCulture, out var attempts) && attempts > 0 ? attempts : 1,
             AttemptHistory = properties.Prop("steadyHistory").Text(),
@@ -405,7 +405,7 @@ internal static partial class ResultsReader
     /// </summary>
     public const double DefaultSteadyJitShare = 5;
 
-    private static ProcessFigures ReadProcess(JsonElement? r, double? rps, int? processors)
+    private static ProcessFigures ReadProcess(JsonElement? r, double? rps, int? processors, bool perRoundTrip)
     {
         // Window averages where run-local.sh recorded them; crank's benchmarks/cpu is the highest 1 s sample.
         var cpu = r.FirstNumber("proc/cpu/average", "benchmarks/cpu");
@@ -430,12 +430,30 @@ internal static partial class ResultsReader
             CoresPercent: cores,
             CpuUsPerRequest: perRequest,
             CpuPerRequestEstimated: estimated,
-            AllocatedPerRequest: r.FirstNumber("llrp/allocated-per-request"),
+            AllocatedPerRequest: AllocatedPerRequest(r, rps, perRoundTrip),
             WorkingSetMb: r.FirstNumber("benchmarks/working-set"),
             PeakWorkingSetMb: r.FirstNumber("proc/working-set/peak"),
             Threads: r.FirstNumber("proc/threads"),
             Steady: ReadSteady(r),
             JitMethodsInWindow: r.FirstNumber("jit/methods-in-window"));
+    }
+
+    /// <summary>
+    /// LLRP's own figure: what it allocated over its window / the requests it served in that window. Under the
+    /// WebSocket load a request of the load is a round trip through a tunnel the proxy served once (its handshake), so
+    /// the figure is brought to the load's unit: the window's bytes (figure x llrp/requests) / the round trips in the
+    /// same window (RPS x llrp/window). Null when a figure it needs is missing.
+    /// </summary>
+    private static double? AllocatedPerRequest(JsonElement? r, double? rps, bool perRoundTrip)
+    {
+        var perRequest = r.FirstNumber("llrp/allocated-per-request");
+        if (!perRoundTrip || perRequest is null)
+        {
+            return perRequest;
+        }
+        return r.FirstNumber("llrp/requests") is { } served && r.FirstNumber("llrp/window") is > 0 and var window && rps is > 0
+            ? perRequest * served / (rps.Value * window)
+            : null;
     }
 
     private static Steadiness? ReadSteady(JsonElement? r)

@@ -42,6 +42,33 @@ public sealed class MatrixAndFixedRateTests : IDisposable
         }
     }
 
+    [Theory]
+    // The proxy served 128 handshakes in its 8 s window and allocated 10,000 B per handshake; the load made 40,000
+    // round trips a second: 1,280,000 B over 320,000 messages.
+    [InlineData("websocket", 4.0)]
+    // Any other load: a request of the load is a request the proxy served, and LLRP's figure stands.
+    [InlineData("wrk", 10_000.0)]
+    public void TheProxysAllocationIsPerRequestOfTheLoad(string load, double expected)
+    {
+        var variables = $$"""{ "connections": 64, "path": "/ws", "loadThreads": 1, "threads": 1, "load": "{{load}}", "messageSize": 32 }""";
+        File.WriteAllText(Path.Combine(_dir, "llrp-llhttp.r1.json"), $$"""
+            {
+              "returnCode": 0,
+              "jobResults": {
+                "properties": { "scenario": "llrp-llhttp" },
+                "jobs": {
+                  "load": { "results": { "wrk/rps/mean": 40000 }, "variables": {{variables}} },
+                  "application": { "results": { "llrp/allocated-per-request": 10000, "llrp/requests": 128, "llrp/window": 8 } }
+                }
+              }
+            }
+            """);
+
+        var (runs, _, _) = ResultsReader.ReadAll(_dir, skipDirectory: null);
+
+        Assert.Equal(expected, Assert.Single(runs).Proxy!.AllocatedPerRequest!.Value, 6);
+    }
+
     [Fact]
     public void TheFixedRateReportHasAMedianRowPerScenarioAndShareAndLeavesFailedRunsOut()
     {
