@@ -77,7 +77,9 @@ public sealed partial class H2LoadVariantsTests(NamedDownstream origin) : IClass
         llrp.Terminate();
         var result = await llrp.WaitForExitAsync();
         var sent = 2 * Requests + 2 * LargeRequests;
-        Assert.Contains(result.Output, l => l.StartsWith($"LLRP served {sent} requests, rejected 0, failed 0", StringComparison.Ordinal));
+        // The whole line on failure, not a truncated list of every line: which count disagreed is the diagnosis.
+        var served = result.Output.FirstOrDefault(l => l.StartsWith("LLRP served ", StringComparison.Ordinal)) ?? "(no \"LLRP served\" line)";
+        Assert.StartsWith($"LLRP served {sent} requests, rejected 0, failed 0", served, StringComparison.Ordinal);
     }
 
     /// <summary>h2load's closing lines, as nghttp2-client 1.52 prints them.</summary>

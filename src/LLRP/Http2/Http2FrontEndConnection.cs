@@ -67,9 +67,15 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
     private Http2FrontEndStream? _decoding;
     private uint _encoderTableSize = HpackEncoder.DefaultHeaderTableSize;
     private int _running;
+    // Write batches the writer has taken from _pending, and the last of them the transport took whole: a stream whose
+    // END_STREAM went out in a flushed batch has delivered its response, whatever happens to the connection after.
+    private long _batchesTaken;
+    private long _batchesFlushed;
     private long _idleSince;
     private bool _ended;
     private bool _writerStop;
+    // The writer loop has returned: no batch is in flight any more.
+    private bool _writerDone;
     private volatile bool _closeRequested;
     private int _writeQueued;
 
@@ -211,13 +217,32 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
     /// </summary>
     private async Task WriteAsync()
     {
+        try
+        {
+            await WriteBatchesAsync();
+        }
+        finally
+        {
+            lock (_sync)
+            {
+                _writerDone = true;
+                TakeWaiting(_writeWakes);
+            }
+            Wake(_writeWakes);
+        }
+    }
+
+    private async Task WriteBatchesAsync()
+    {
         while (true)
         {
             ArrayBufferWriter<byte>? batch = null;
+            long number = 0;
             lock (_sync)
             {
                 if (_pending.WrittenCount > 0)
                 {
+                    number = ++_batchesTaken;
                     batch = _pending;
                     _pending = _spare ?? new ArrayBufferWriter<byte>(InitialBufferSize);
                     _spare = null;
@@ -246,6 +271,10 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
             lock (_sync)
             {
                 _spare = batch;
+                if (!flushed.IsCompleted && !flushed.IsCanceled)
+                {
+                    _batchesFlushed = number;
+                }
                 _connection.OnOutputFlushed();
                 TakeWaiting(_writeWakes);
             }
@@ -297,13 +326,38 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
         bool blocked;
         lock (_sync)
         {
-            if (_ended || stream.IsReset || stream.EndSent)
+            if (stream.EndSent)
             {
-                return stream.EndSent && !_ended && !stream.IsReset ? SendOutcome.Done : SendOutcome.Gone;
+                // The end is queued; the stream waited only for the output to drain. Done while the connection lives, and
+                // also after it ended when the batch with END_STREAM reached the transport: a client that read its last
+                // response and closed (h2load at the end of a run) got it whole.
+                if ((!_ended && !stream.IsReset) || _batchesFlushed >= stream.EndBatch)
+                {
+                    return SendOutcome.Done;
+                }
+                if (!_writerDone)
+                {
+                    // The writer still holds that batch: its flush decides, and it wakes the stream after (or as it ends).
+                    if (!_waiting.Contains(stream))
+                    {
+                        _waiting.Add(stream);
+                    }
+                    return SendOutcome.Blocked;
+                }
+                return SendOutcome.Gone;
+            }
+            if (_ended || stream.IsReset)
+            {
+                return SendOutcome.Gone;
             }
             try
             {
                 blocked = SendLocked(stream, complete);
+                if (stream.EndSent)
+                {
+                    // In whatever _pending holds now, which the writer takes as its next batch.
+                    stream.EndBatch = _batchesTaken + 1;
+                }
             }
             catch (InvalidOperationException)
             {

@@ -90,8 +90,11 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
     /// <summary>The response HEADERS went out.</summary>
     public bool HeadSent { get; set; }
 
-    /// <summary>END_STREAM went out: the response is complete on the wire.</summary>
+    /// <summary>END_STREAM is in the connection's output: the response is complete, once the writer has sent it.</summary>
     public bool EndSent { get; set; }
+
+    /// <summary>The connection's write batch that carries this stream's END_STREAM (its writer numbers them from 1).</summary>
+    public long EndBatch { get; set; }
 
     /// <summary>The client's END_STREAM arrived: the request body is complete.</summary>
     public bool RequestEnded { get; set; }
@@ -133,6 +136,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
         Connection = connection;
         Id = id;
         HeadSent = EndSent = RequestEnded = Started = false;
+        EndBatch = 0;
         _reset = false;
         _rejection = null;
         _headStarted = false;
@@ -455,7 +459,9 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
         while (true)
         {
             await _wake.WaitAsync();
-            if (Exchange.IsAborted)
+            // After END_STREAM the wait is only the connection's backpressure: the response is whole, and whether the
+            // client got it is the connection's to say (Send), not an abort's.
+            if (Exchange.IsAborted && !EndSent)
             {
                 throw new OperationCanceledException(Exchange.Aborted);
             }
