@@ -14,7 +14,9 @@
 #   PROXY_ENV ("K=V K=V", extra environment for the .NET proxy), BASE_ENV (environment the profile mode adds so
 #   that perf can name .NET frames; empty in the other modes),
 #   PIN (none | proxy: the proxy alone on CPU 1, the origin and wrk on CPU 0, as run-local.sh --pin-proxy),
-#   ORIGIN (downstream: Downstream from DS_DIR | nginx: crank/nginx/origin.conf, as run-local.sh --origin nginx).
+#   ORIGIN (downstream: Downstream from DS_DIR | nginx: crank/nginx/origin.conf, as run-local.sh --origin nginx),
+#   LOAD (wrk | h2load: HTTP/2 from h2load -c CONNECTIONS -m STREAMS (16) -t 1, the proxy listening with h2 only),
+#   SCHEME (http | https: TLS with the run's certificate from crank/tls-cert.sh; with h2load, ALPN h2, else h2c).
 # Writes OUT_DIR/<LABEL>.* : perf.data, perf-stat.csv (`perf stat -x,`: value,unit,event,...), wrk.txt, proc.txt (CPU ticks and context switches over
 # all threads before/after), strace.txt; in count mode also origin-perf-stat.csv and wrk-perf-stat.csv (the same
 # counters for the origin and for wrk, the load side's cost per request) and origin-connections.txt (the proxy's
@@ -29,7 +31,10 @@ repo="$(cd "$here/../.." && pwd)"
 set -m
 : "${LLRP_DIR:=/tmp/prof/llrp}" "${DS_DIR:=/tmp/prof/ds}" "${PROXY_PORT:=58080}" "${DS_PORT:=58081}"
 : "${WARMUP_S:=15}" "${PERF_S:=10}" "${STRACE_S:=5}" "${CONNECTIONS:=64}" "${URL_PATH:=/}" "${PROXY_ENV:=}" "${PIN:=none}" "${ORIGIN:=downstream}"
+: "${LOAD:=wrk}" "${SCHEME:=http}" "${STREAMS:=16}"
 case "$ORIGIN" in downstream|nginx) ;; *) echo "session: ORIGIN must be downstream or nginx, not '$ORIGIN'" >&2; exit 2 ;; esac
+case "$LOAD" in wrk|h2load) ;; *) echo "session: LOAD must be wrk or h2load, not '$LOAD'" >&2; exit 2 ;; esac
+case "$SCHEME" in http|https) ;; *) echo "session: SCHEME must be http or https, not '$SCHEME'" >&2; exit 2 ;; esac
 case "$PIN" in
   none) pin_proxy=() pin_load=() ;;
   proxy) pin_proxy=(taskset -c 1) pin_load=(taskset -c 0) ;;
@@ -73,26 +78,43 @@ ds_pid=$!; groups+=("$ds_pid")
 wait_port "$DS_PORT"
 ds_pid="$(server_pid "$ds_pid" "$out/$label.downstream.log")"
 
+# The listener: the protocol the load speaks, TLS with the run's certificate (as every proxy of a sitting presents).
+protocols=http1
+if [ "$LOAD" = h2load ]; then protocols=h2; fi
+llrp_listen=(--urls "$SCHEME://127.0.0.1:$PROXY_PORT" --protocols "$protocols")
+job_env=(PROTOCOLS="$protocols")
+if [ "$SCHEME" = https ]; then
+  "$repo/crank/tls-cert.sh" "$out/tls" > /dev/null
+  llrp_listen+=(--certificate "$out/tls/cert.pem" --certificateKey "$out/tls/key.pem")
+  job_env+=(TLS_CERT="$out/tls/cert.pem" TLS_KEY="$out/tls/key.pem")
+fi
 case "$target" in
   llhttp|httpclient)
     # shellcheck disable=SC2086
-    "${pin_proxy[@]}" env $BASE_ENV $PROXY_ENV "$LLRP_DIR/LLRP" --urls "http://127.0.0.1:$PROXY_PORT" \
+    "${pin_proxy[@]}" env $BASE_ENV $PROXY_ENV "$LLRP_DIR/LLRP" "${llrp_listen[@]}" \
       --downstream "http://127.0.0.1:$DS_PORT" --client "$target" > "$out/$label.proxy.log" 2>&1 & ;;
   nginx)
     mkdir -p "$out/$label.nginx"
-    "${pin_proxy[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" JOB_WORK_DIR="$out/$label.nginx" \
+    "${pin_proxy[@]}" env "${job_env[@]}" LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" JOB_WORK_DIR="$out/$label.nginx" \
       "$repo/crank/nginx-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
   haproxy)
-    "${pin_proxy[@]}" env LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" "$repo/crank/haproxy-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
+    "${pin_proxy[@]}" env "${job_env[@]}" LISTEN_PORT="$PROXY_PORT" DOWNSTREAM_PORT="$DS_PORT" "$repo/crank/haproxy-job.sh" > "$out/$label.proxy.log" 2>&1 & ;;
   *) echo "session: unknown target $target" >&2; exit 2 ;;
 esac
 pid=$!; groups+=("$pid")
-wait_port "$PROXY_PORT"
+# Ready when the port accepts (h2c and TLS listeners answer no plain HTTP/1.1 GET).
+for _ in $(seq 1 300); do (exec 3<> "/dev/tcp/127.0.0.1/$PROXY_PORT") 2> /dev/null && break; sleep 0.1; done
 pid="$(server_pid "$pid" "$out/$label.proxy.log")"
 sleep 0.5
-url="http://127.0.0.1:$PROXY_PORT$URL_PATH"
+url="$SCHEME://127.0.0.1:$PROXY_PORT$URL_PATH"
+# load_for SECONDS: sets load to the load tool's command for that long (its report on stdout).
+load_for() {
+  if [ "$LOAD" = h2load ]; then load=(h2load -c"$CONNECTIONS" -m"$STREAMS" -t1 -D"$1" "$url")
+  else load=(wrk -t1 -c"$CONNECTIONS" -d"${1}s" "$url"); fi
+}
 
-timeout $((WARMUP_S + 5)) "${pin_load[@]}" wrk -t1 -c"$CONNECTIONS" -d"${WARMUP_S}s" "$url" > "$out/$label.warmup.txt"
+load_for "$WARMUP_S"
+timeout $((WARMUP_S + 5)) "${pin_load[@]}" "${load[@]}" > "$out/$label.warmup.txt"
 
 events="cpu-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_sendmsg,syscalls:sys_enter_recvmsg,syscalls:sys_enter_write,syscalls:sys_enter_read,syscalls:sys_enter_writev,syscalls:sys_enter_readv,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_ctl,syscalls:sys_enter_futex,syscalls:sys_enter_sched_yield,syscalls:sys_enter_poll"
 # The monitors start first and stop after wrk: every request wrk counts ("N requests in") falls inside their window,
@@ -119,7 +141,8 @@ case "$mode" in
     fi
     sleep 1
     proc_sample "$pid" > "$out/$label.proc.txt"
-    timeout $((d + 10)) "${wrk_stat[@]}" "${pin_load[@]}" wrk -t1 -c"$CONNECTIONS" -d"${d}s" "$url" > "$out/$label.wrk.txt"
+    load_for "$d"
+    timeout $((d + 10)) "${wrk_stat[@]}" "${pin_load[@]}" "${load[@]}" > "$out/$label.wrk.txt"
     proc_sample "$pid" >> "$out/$label.proc.txt"
     wait "${monitors[@]}"
     if [ "$mode" = profile ]; then wait "$rec"; fi ;;
@@ -127,7 +150,8 @@ case "$mode" in
     timeout -s INT $((STRACE_S + 3)) strace -c -f -p "$pid" -o "$out/$label.strace.txt" 2> /dev/null &
     st=$!
     sleep 1.5
-    timeout $((STRACE_S + 10)) wrk -t1 -c"$CONNECTIONS" -d"${STRACE_S}s" "$url" > "$out/$label.wrk.txt"
+    load_for "$STRACE_S"
+    timeout $((STRACE_S + 10)) "${load[@]}" > "$out/$label.wrk.txt"
     wait "$st" || true ;;
   *) echo "session: unknown mode $mode" >&2; exit 2 ;;
 esac

@@ -18,7 +18,9 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def requests(path):
-    m = re.search(r"(\d+) requests in", open(path).read())
+    """Requests the load completed: wrk's "N requests in", or h2load's succeeded count ("requests: ... N succeeded")."""
+    text = open(path).read()
+    m = re.search(r"(\d+) requests in", text) or re.search(r"^requests: .* (\d+) succeeded", text, re.M)
     return int(m.group(1)) if m else 0
 
 
