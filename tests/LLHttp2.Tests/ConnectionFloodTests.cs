@@ -67,7 +67,7 @@ public class Rfc9113_10_5_FloodLimits
     {
         var options = new Http2ServerConnectionOptions { MaxHeaderListSize = 64 };
         var outcome = RunAllSplits(Concat(Preface, Frame(Http2FrameType.Headers, 0, 1, new byte[40]), Frame(Http2FrameType.Continuation, 0, 1, new byte[40])), options);
-        Assert.Equal(["SETTINGS 3=100 4=65535 6=64 2=0", "SETTINGS ACK", "GOAWAY 0 EnhanceYourCalm"], outcome.Frames);
+        Assert.Equal(["SETTINGS 3=100 4=65535 6=64 2=0 8=1", "SETTINGS ACK", "GOAWAY 0 EnhanceYourCalm"], outcome.Frames);
     }
 
     [Fact]

@@ -30,7 +30,7 @@ internal sealed class RecordingHandler : IHttp2ServerConnectionHandler
 internal static class ConnectionKit
 {
     /// <summary>The server's SETTINGS with the default options, as every connection writes it first.</summary>
-    public const string ServerSettings = "SETTINGS 3=100 4=65535 6=32768 2=0";
+    public const string ServerSettings = "SETTINGS 3=100 4=65535 6=32768 2=0 8=1";
 
     public static byte[] Preface => Concat(Http2Preface.Client.ToArray(), Frame(Http2FrameType.Settings, 0, 0));
 

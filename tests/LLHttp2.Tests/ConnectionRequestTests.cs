@@ -22,7 +22,14 @@ public class Rfc9113_8_RequestChecks
         { "no :path", [.. Method, .. Scheme] },
         { "empty :path", [.. Method, .. Scheme, (":path", "")] },
         { "duplicate :path", [.. Method, .. Scheme, .. Path, .. Path] },
-        { "unknown pseudo-header", [.. Method, .. Scheme, .. Path, (":protocol", "websocket")] },
+        { "unknown pseudo-header", [.. Method, .. Scheme, .. Path, (":tunnel", "websocket")] },
+        { ":protocol on GET (RFC 8441 §4)", [.. Method, .. Scheme, .. Path, (":authority", "a"), (":protocol", "websocket")] },
+        { ":protocol before a :method other than CONNECT", [(":protocol", "websocket"), .. Method, .. Scheme, .. Path, (":authority", "a")] },
+        { "extended CONNECT without :path", [(":method", "CONNECT"), (":protocol", "websocket"), .. Scheme, (":authority", "a")] },
+        { "extended CONNECT without :scheme", [(":method", "CONNECT"), (":protocol", "websocket"), .. Path, (":authority", "a")] },
+        { "extended CONNECT without :authority", [(":method", "CONNECT"), (":protocol", "websocket"), .. Scheme, .. Path] },
+        { "extended CONNECT with an empty :path", [(":method", "CONNECT"), (":protocol", "websocket"), .. Scheme, (":path", ""), (":authority", "a")] },
+        { "duplicate :protocol", [(":method", "CONNECT"), (":protocol", "websocket"), (":protocol", "websocket"), .. Scheme, .. Path, (":authority", "a")] },
         { "response pseudo-header", [.. Method, .. Scheme, .. Path, (":status", "200")] },
         { "pseudo-header after a regular field", [.. Method, .. Scheme, ("accept", "*/*"), .. Path] },
         { "uppercase name", [.. Method, .. Scheme, .. Path, ("Accept", "*/*")] },
@@ -60,6 +67,33 @@ public class Rfc9113_8_RequestChecks
             Request(5, true, (":method", "OPTIONS"), (":scheme", "https"), (":path", "*"))));
         Assert.Equal([ServerSettings, "SETTINGS ACK"], outcome.Frames);
         Assert.Equal(["headers 1 end", "headers 3 end", "headers 5 end"], outcome.Events.Where(e => e.StartsWith("headers", StringComparison.Ordinal)));
+    }
+
+    [Fact]
+    public void An_extended_connect_with_scheme_path_and_authority_opens_a_stream_that_stays_open()
+    {
+        // RFC 8441 §4: the tunnel's bytes follow as DATA, so the HEADERS carry no END_STREAM.
+        var outcome = RunAllSplits(Concat(
+            Preface,
+            Request(1, false, (":method", "CONNECT"), (":protocol", "websocket"), (":scheme", "https"), (":path", "/chat"), (":authority", "a.example"), ("sec-websocket-version", "13")),
+            Data(1, "frame")));
+        Assert.Equal([ServerSettings, "SETTINGS ACK"], outcome.Frames);
+        Assert.Equal(
+            ["field 1 :method: CONNECT", "field 1 :protocol: websocket", "field 1 :scheme: https", "field 1 :path: /chat", "field 1 :authority: a.example",
+                "field 1 sec-websocket-version: 13", "headers 1", "data 1 frame"],
+            outcome.Events);
+        Assert.Equal(1, outcome.ActiveStreams);
+    }
+
+    [Fact]
+    public void Without_SETTINGS_ENABLE_CONNECT_PROTOCOL_protocol_is_an_unknown_pseudo_header()
+    {
+        // RFC 8441 §3: the setting is not sent, and :protocol is then malformed like any unknown pseudo-header (§4).
+        var options = new Http2ServerConnectionOptions { EnableConnectProtocol = false };
+        var outcome = RunAllSplits(
+            Concat(Preface, Request(1, true, (":method", "CONNECT"), (":protocol", "websocket"), (":scheme", "https"), (":path", "/"), (":authority", "a"))),
+            options);
+        Assert.Equal(["SETTINGS 3=100 4=65535 6=32768 2=0", "SETTINGS ACK", "RST_STREAM 1 ProtocolError"], outcome.Frames);
     }
 
     [Fact]

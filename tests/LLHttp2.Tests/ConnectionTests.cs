@@ -55,11 +55,12 @@ public class Rfc9113_3_4_And_6_ConnectionControl
         Assert.Equal([ServerSettings, "SETTINGS ACK"], acked.Frames);
     }
 
-    [Fact]
-    public void Invalid_settings_are_a_connection_error()
+    [Theory]
+    [InlineData(2)] // §6.5.2: SETTINGS_ENABLE_PUSH 2.
+    [InlineData(8)] // RFC 8441 §3: SETTINGS_ENABLE_CONNECT_PROTOCOL 2.
+    public void Invalid_settings_are_a_connection_error(byte id)
     {
-        // §6.5.2: SETTINGS_ENABLE_PUSH 2.
-        var outcome = RunAllSplits(Concat(Preface, Frame(Http2FrameType.Settings, 0, 0, [0, 2, 0, 0, 0, 2])));
+        var outcome = RunAllSplits(Concat(Preface, Frame(Http2FrameType.Settings, 0, 0, [0, id, 0, 0, 0, 2])));
         Assert.Equal([ServerSettings, "SETTINGS ACK", "GOAWAY 0 ProtocolError"], outcome.Frames);
     }
 
@@ -195,7 +196,7 @@ public class Rfc9113_5_1_ConnectionStreams
             c.Process(ref more, o);
         });
         Assert.Equal(
-            ["SETTINGS 3=2 4=65535 6=32768 2=0", "SETTINGS ACK", "RST_STREAM 5 RefusedStream", "RST_STREAM 7 RefusedStream", "Headers 1 end"],
+            ["SETTINGS 3=2 4=65535 6=32768 2=0 8=1", "SETTINGS ACK", "RST_STREAM 5 RefusedStream", "RST_STREAM 7 RefusedStream", "Headers 1 end"],
             outcome.Frames);
         Assert.Equal(2, outcome.ActiveStreams);
         Assert.Contains("headers 9 end", outcome.Events);
@@ -207,7 +208,7 @@ public class Rfc9113_5_1_ConnectionStreams
     {
         var options = new Http2ServerConnectionOptions { MaxConcurrentStreams = 1 };
         var outcome = RunAllSplits(Concat(Preface, Get(1), Get(3, endStream: false), Data(3, "x", endStream: true), Ping(1)), options);
-        Assert.Equal(["SETTINGS 3=1 4=65535 6=32768 2=0", "SETTINGS ACK", "RST_STREAM 3 RefusedStream", "PING ACK 1"], outcome.Frames);
+        Assert.Equal(["SETTINGS 3=1 4=65535 6=32768 2=0 8=1", "SETTINGS ACK", "RST_STREAM 3 RefusedStream", "PING ACK 1"], outcome.Frames);
     }
 
     [Fact]
@@ -280,7 +281,7 @@ public class Rfc9113_5_1_ConnectionStreams
     {
         var options = new Http2ServerConnectionOptions { InitialStreamWindowSize = 4 };
         var outcome = RunAllSplits(Concat(Preface, Get(1, endStream: false), Data(1, "ab"), Data(1, "cde")), options);
-        Assert.Equal(["SETTINGS 3=100 4=4 6=32768 2=0", "SETTINGS ACK", "RST_STREAM 1 FlowControlError"], outcome.Frames);
+        Assert.Equal(["SETTINGS 3=100 4=4 6=32768 2=0 8=1", "SETTINGS ACK", "RST_STREAM 1 FlowControlError"], outcome.Frames);
 
         var consumed = RunAllSplits(Concat(Preface, Get(1, endStream: false), Data(1, "ab")), options, after: (c, o) => c.ConsumeData(1, 2, o));
         Assert.Equal("WINDOW_UPDATE 1 2", consumed.Frames[^1]);

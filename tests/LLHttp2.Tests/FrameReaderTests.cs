@@ -373,6 +373,8 @@ public class Rfc9113_6_5_Settings
     [InlineData(5, 16383u, Http2ErrorCode.ProtocolError)] // MAX_FRAME_SIZE 2^14..2^24-1
     [InlineData(5, 16777216u, Http2ErrorCode.ProtocolError)]
     [InlineData(5, 0u, Http2ErrorCode.ProtocolError)]
+    [InlineData(8, 2u, Http2ErrorCode.ProtocolError)] // RFC 8441 §3: ENABLE_CONNECT_PROTOCOL is 0 or 1
+    [InlineData(8, uint.MaxValue, Http2ErrorCode.ProtocolError)]
     public void A_value_out_of_range_is_a_connection_error(ushort id, uint value, Http2ErrorCode code)
         => AssertConnectionErrorAllSplits(Frame(Http2FrameType.Settings, 0, 0, Concat(Pair(1, 0), Pair(id, value))), code);
 
@@ -386,6 +388,8 @@ public class Rfc9113_6_5_Settings
     [InlineData(1, uint.MaxValue)]
     [InlineData(3, 0u)]
     [InlineData(6, 0u)]
+    [InlineData(8, 0u)]
+    [InlineData(8, 1u)]
     [InlineData(0, uint.MaxValue)]
     [InlineData(0xffff, uint.MaxValue)]
     public void Values_at_the_bounds_are_accepted(ushort id, uint value)

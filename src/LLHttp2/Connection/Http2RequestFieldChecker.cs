@@ -5,29 +5,35 @@ namespace LLHttp2.Connection;
 /// <summary>
 /// The RFC 9113 §8 checks of one request field block that belong to the protocol, made while the block is decoded
 /// (a handler may not throw, <see cref="IHpackFieldHandler"/>): pseudo-headers (§8.3.1: known, once each, before
-/// every regular field, none in trailers; CONNECT without :scheme and :path, §8.5), field names without uppercase
+/// every regular field, none in trailers; CONNECT without :scheme and :path, §8.5; an extended CONNECT's :protocol,
+/// RFC 8441 §4, only with CONNECT and then with :scheme, :path and :authority), field names without uppercase
 /// (§8.2.1) and without CR, LF or NUL in names or values, no connection-specific fields (§8.2.2), TE only
 /// "trailers", and content-length (digits, repeated only with the same value, §8.1.1). The first failure is kept
 /// and ends forwarding; the connection resets the stream with PROTOCOL_ERROR after the block (§8.1.1).
 /// </summary>
 internal struct Http2RequestFieldChecker : IHpackFieldHandler
 {
-    private const byte MethodSeen = 1, SchemeSeen = 2, PathSeen = 4, AuthoritySeen = 8;
+    private const byte MethodSeen = 1, SchemeSeen = 2, PathSeen = 4, AuthoritySeen = 8, ProtocolSeen = 16;
 
     private readonly IHttp2ServerConnectionHandler? _sink;
     private readonly int _streamId;
     private readonly bool _trailers;
+    private readonly bool _extendedConnect;
     private byte _pseudo;
     private bool _regularSeen;
     private bool _isConnect;
     private bool _pathEmpty;
 
     /// <param name="sink">Where valid fields go; null to decode only (a refused stream: HPACK state must still follow the block).</param>
-    public Http2RequestFieldChecker(IHttp2ServerConnectionHandler? sink, int streamId, bool trailers)
+    /// <param name="streamId">The stream the block belongs to.</param>
+    /// <param name="trailers">The block is the request's trailers.</param>
+    /// <param name="extendedConnect">SETTINGS_ENABLE_CONNECT_PROTOCOL was advertised: :protocol is known (RFC 8441 §4).</param>
+    public Http2RequestFieldChecker(IHttp2ServerConnectionHandler? sink, int streamId, bool trailers, bool extendedConnect)
     {
         _sink = sink;
         _streamId = streamId;
         _trailers = trailers;
+        _extendedConnect = extendedConnect;
         ContentLength = -1;
     }
 
@@ -59,7 +65,24 @@ internal struct Http2RequestFieldChecker : IHpackFieldHandler
             return;
         }
 
-        if (_isConnect)
+        if ((_pseudo & ProtocolSeen) != 0)
+        {
+            // RFC 8441 §4: :protocol only on CONNECT, and then the target is a URI as for other requests: :scheme and
+            // :path (non-empty, RFC 9113 §8.3.1) are required; :authority is required here too, as the tunnel's host.
+            if (!_isConnect)
+            {
+                Error = ":protocol on a request other than CONNECT (RFC 8441 §4)";
+            }
+            else if ((_pseudo & (SchemeSeen | PathSeen | AuthoritySeen)) != (SchemeSeen | PathSeen | AuthoritySeen))
+            {
+                Error = "Extended CONNECT without :scheme, :path or :authority (RFC 8441 §4)";
+            }
+            else if (_pathEmpty)
+            {
+                Error = "Empty :path (RFC 9113 §8.3.1)";
+            }
+        }
+        else if (_isConnect)
         {
             if ((_pseudo & AuthoritySeen) == 0 || (_pseudo & (SchemeSeen | PathSeen)) != 0)
             {
@@ -146,9 +169,13 @@ internal struct Http2RequestFieldChecker : IHpackFieldHandler
         {
             bit = AuthoritySeen;
         }
+        else if (_extendedConnect && name.SequenceEqual(":protocol"u8))
+        {
+            bit = ProtocolSeen;
+        }
         else
         {
-            // :status is a response's; :protocol needs SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 8441), never advertised.
+            // :status is a response's; :protocol is known only once SETTINGS_ENABLE_CONNECT_PROTOCOL was sent (RFC 8441 §3).
             return "Unknown or response pseudo-header (RFC 9113 §8.3)";
         }
 

@@ -140,8 +140,10 @@ public sealed class Http2ServerConnection
             new(Http2SettingId.InitialWindowSize, (uint)_options.InitialStreamWindowSize),
             new(Http2SettingId.MaxHeaderListSize, (uint)_options.MaxHeaderListSize),
             new(Http2SettingId.EnablePush, 0),
+            new(Http2SettingId.EnableConnectProtocol, 1),
         ];
-        Http2FrameWriter.WriteSettings(output, settings);
+        // RFC 8441 §3: the setting is sent only when on (its absence means off).
+        Http2FrameWriter.WriteSettings(output, _options.EnableConnectProtocol ? settings : settings[..^1]);
         _awaitingSettingsAck = true;
         if (_options.ConnectionWindowSize > _connectionReceive.Target)
         {
@@ -475,7 +477,7 @@ public sealed class Http2ServerConnection
         index = Open(id);
         ref var stream = ref _streams[index];
         stream.Machine.OnReceived(Http2FrameType.Headers, endStream);
-        var checker = new Http2RequestFieldChecker(_handler, id, trailers: false);
+        var checker = new Http2RequestFieldChecker(_handler, id, trailers: false, _options.EnableConnectProtocol);
         _decoder.Decode(_block.Block, ref checker);
         checker.Complete();
         if (checker.Error is null && endStream && checker.ContentLength > 0)
@@ -510,7 +512,7 @@ public sealed class Http2ServerConnection
             return;
         }
 
-        var checker = new Http2RequestFieldChecker(_handler, id, trailers: true);
+        var checker = new Http2RequestFieldChecker(_handler, id, trailers: true, _options.EnableConnectProtocol);
         _decoder.Decode(_block.Block, ref checker);
         stream.Machine.OnReceived(Http2FrameType.Headers, endStream);
         if (checker.Error is not null)
@@ -531,7 +533,7 @@ public sealed class Http2ServerConnection
 
     private void DecodeOnly(int id)
     {
-        var checker = new Http2RequestFieldChecker(null, id, trailers: false);
+        var checker = new Http2RequestFieldChecker(null, id, trailers: false, _options.EnableConnectProtocol);
         _decoder.Decode(_block.Block, ref checker);
     }
 

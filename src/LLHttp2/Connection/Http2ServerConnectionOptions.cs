@@ -67,6 +67,13 @@ public sealed class Http2ServerConnectionOptions
 
     public int MaxConcurrentStreams { get; init; } = DefaultMaxConcurrentStreams;
 
+    /// <summary>
+    /// SETTINGS_ENABLE_CONNECT_PROTOCOL = 1 advertised (RFC 8441 §3), and so a request with :protocol accepted as an
+    /// extended CONNECT (§4); true by default. Without it :protocol is an unknown pseudo-header, a malformed request.
+    /// The application decides what it does with each protocol named.
+    /// </summary>
+    public bool EnableConnectProtocol { get; init; } = true;
+
     /// <summary>SETTINGS_INITIAL_WINDOW_SIZE advertised; RFC 9113 §6.9.2's 65,535 by default, so no window moves on the ACK.</summary>
     public int InitialStreamWindowSize { get; init; } = (int)Frames.Http2Settings.InitialInitialWindowSize;
 

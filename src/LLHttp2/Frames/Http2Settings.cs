@@ -1,6 +1,6 @@
 namespace LLHttp2.Frames;
 
-/// <summary>The settings of RFC 9113 §6.5.2. Any other identifier is ignored on receipt.</summary>
+/// <summary>The settings of RFC 9113 §6.5.2 and RFC 8441 §3. Any other identifier is ignored on receipt.</summary>
 public enum Http2SettingId : ushort
 {
     HeaderTableSize = 0x1,
@@ -9,6 +9,8 @@ public enum Http2SettingId : ushort
     InitialWindowSize = 0x4,
     MaxFrameSize = 0x5,
     MaxHeaderListSize = 0x6,
+    /// <summary>RFC 8441 §3: the sender accepts extended CONNECT (a request with :protocol).</summary>
+    EnableConnectProtocol = 0x8,
 }
 
 /// <summary>One identifier/value pair of a SETTINGS frame.</summary>
@@ -57,6 +59,9 @@ public struct Http2Settings
 
     public uint MaxHeaderListSize { get; set; }
 
+    /// <summary>RFC 8441 §3: the peer accepts extended CONNECT; initially not.</summary>
+    public bool EnableConnectProtocol { get; set; }
+
     /// <summary>Applies one validated pair; unknown identifiers are ignored (RFC 9113 §6.5.2).</summary>
     public void Apply(Http2Setting setting)
     {
@@ -68,6 +73,7 @@ public struct Http2Settings
             case Http2SettingId.InitialWindowSize: InitialWindowSize = setting.Value; break;
             case Http2SettingId.MaxFrameSize: MaxFrameSize = setting.Value; break;
             case Http2SettingId.MaxHeaderListSize: MaxHeaderListSize = setting.Value; break;
+            case Http2SettingId.EnableConnectProtocol: EnableConnectProtocol = setting.Value == 1; break;
         }
     }
 
@@ -78,6 +84,10 @@ public struct Http2Settings
         {
             case Http2SettingId.EnablePush when value > 1:
                 Http2Throw.ConnectionError(Http2ErrorCode.ProtocolError, "SETTINGS_ENABLE_PUSH is neither 0 nor 1");
+                break;
+            case Http2SettingId.EnableConnectProtocol when value > 1:
+                // RFC 8441 §3: any other value is a connection error PROTOCOL_ERROR.
+                Http2Throw.ConnectionError(Http2ErrorCode.ProtocolError, "SETTINGS_ENABLE_CONNECT_PROTOCOL is neither 0 nor 1");
                 break;
             case Http2SettingId.InitialWindowSize when value > MaxWindowSize:
                 Http2Throw.ConnectionError(Http2ErrorCode.FlowControlError, "SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1");
