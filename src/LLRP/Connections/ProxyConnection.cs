@@ -214,7 +214,7 @@ internal sealed class ProxyConnection : ISweptConnection
     /// </summary>
     private async Task<ConnectionEnding> RunTunnelAsync(ITunnelDownstream downstream)
     {
-        var tunnel = new Tunnel(_context, downstream, _options.TunnelIdleTimeout, _server.Tunnels);
+        var tunnel = new Tunnel(new ConnectionTunnelClient(_context), downstream, _options.TunnelIdleTimeout, _server.Tunnels);
         _tunnel = tunnel;
         _waiting = Waiting.Tunnel;
         try
@@ -228,25 +228,9 @@ internal sealed class ProxyConnection : ISweptConnection
         }
     }
 
-    /// <summary>
-    /// A tunnel the variant relayed itself (<see cref="Exchange.SwitchProtocolsInPlace"/>) has ended: counted as the
-    /// front end's own tunnels are, opened and ended at once. The first end decides, as in <see cref="Tunnel"/>: a stop
-    /// or the idle deadline (the exchange expired), the client gone, a failure the variant reported, else whichever
-    /// side's end of stream came first.
-    /// </summary>
-    private ConnectionEnding EndRelayedTunnel(RelayedTunnel relayed)
-    {
-        var end = _exchange.AbortReason switch
-        {
-            ProxyError.ClientGone => TunnelEnd.ClientClosed,
-            not null => _server.Stopping ? TunnelEnd.Stopped : TunnelEnd.IdleTimeout,
-            null when relayed.Failed => TunnelEnd.Error,
-            null => relayed.ClientEnded ? TunnelEnd.ClientClosed : TunnelEnd.DownstreamClosed,
-        };
-        _server.Tunnels.Opened();
-        _server.Tunnels.Ended(end, relayed.ToDownstream, relayed.ToClient);
-        return end == TunnelEnd.Error ? ConnectionEnding.Abort : ConnectionEnding.Close;
-    }
+    /// <summary>A tunnel the variant relayed itself has ended (<see cref="TunnelCounters.Relayed"/>): the connection closes, aborted after a failure.</summary>
+    private ConnectionEnding EndRelayedTunnel(RelayedTunnel relayed) =>
+        _server.Tunnels.Relayed(relayed, _exchange.AbortReason, _server.Stopping) == TunnelEnd.Error ? ConnectionEnding.Abort : ConnectionEnding.Close;
 
     // The client closing aborts the exchange in flight. The epoll transport calls back without a token registration,
     // which would leave a registration table and a node on its source for the connection's life (IClientClosedFeature).

@@ -1,16 +1,16 @@
 using System.IO.Pipelines;
 using LLRP.Buffers;
+using LLRP.Errors;
 using LLRP.Exchanges;
-using LLRP.Transport;
 using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 
 namespace LLRP.Connections;
 
 /// <summary>
-/// A client connection and a downstream connection joined after a 101 (RFC 9110 §7.8): opaque bytes both ways until
-/// either side ends. Each direction's end of stream is carried to the other as a half-close where the transport can
-/// (TCP shutdown(SHUT_WR), TLS close_notify), and the other direction goes on until it ends too; where it cannot, the
+/// A client and a downstream connection joined after a 101 (RFC 9110 §7.8): opaque bytes both ways until either side
+/// ends. The client end is a connection, or an HTTP/2 stream after an extended CONNECT (RFC 8441), <see cref="ITunnelClient"/>.
+/// Each direction's end of stream is carried to the other as a half-close where the transport can (TCP
+/// shutdown(SHUT_WR), TLS close_notify, END_STREAM), and the other direction goes on until it ends too; where it cannot, the
 /// tunnel ends both ways then, as nginx ends an upgraded connection at either side's close. A reset or failed read or
 /// write on either side ends both at once, the other side dropped. Nothing is allocated per message: client bytes go
 /// from the input pipe's own buffers straight to the downstream socket, downstream bytes through one pooled buffer.
@@ -28,7 +28,7 @@ internal sealed class Tunnel
     /// </summary>
     internal const int BufferLength = 16 * 1024;
 
-    private readonly ConnectionContext _context;
+    private readonly ITunnelClient _client;
     private readonly PipeReader _input;
     private readonly PipeWriter _output;
     private readonly ITunnelDownstream _downstream;
@@ -42,11 +42,11 @@ internal sealed class Tunnel
     private long _toDownstream;
     private long _toClient;
 
-    public Tunnel(ConnectionContext context, ITunnelDownstream downstream, TimeSpan idleTimeout, TunnelCounters counters)
+    public Tunnel(ITunnelClient client, ITunnelDownstream downstream, TimeSpan idleTimeout, TunnelCounters counters)
     {
-        _context = context;
-        _input = context.Transport.Input;
-        _output = context.Transport.Output;
+        _client = client;
+        _input = client.Input;
+        _output = client.Output;
         _downstream = downstream;
         _idleMs = (long)idleTimeout.TotalMilliseconds;
         _counters = counters;
@@ -57,7 +57,7 @@ internal sealed class Tunnel
 
     /// <summary>
     /// Copies both ways until both have ended, then closes the downstream connection; returns how it ended. After
-    /// <see cref="TunnelEnd.Error"/> the client connection was aborted; otherwise it may close gracefully.
+    /// <see cref="TunnelEnd.Error"/> the client end was aborted; otherwise it may close gracefully.
     /// </summary>
     public async Task<TunnelEnd> RunAsync()
     {
@@ -75,7 +75,7 @@ internal sealed class Tunnel
             if (end is TunnelEnd.Error)
             {
                 _downstream.Abort();
-                _context.Abort(new ConnectionAbortedException("The tunnel failed on its other side."));
+                _client.Abort();
             }
             _downstream.Dispose();
             _stop.Dispose();
@@ -178,7 +178,7 @@ internal sealed class Tunnel
                 if (read == 0)
                 {
                     End(TunnelEnd.DownstreamClosed);
-                    if (!await CloseClientOutputAsync())
+                    if (!await _client.CloseOutputAsync())
                     {
                         Stop();
                     }
@@ -226,27 +226,9 @@ internal sealed class Tunnel
         return IsTransferFailure(e);
     }
 
-    /// <summary>
-    /// The downstream's end of stream to the client as a half-close: TLS close_notify (RFC 8446 §6.1 lets each side close
-    /// its writing side alone), and where the transport can shut its sending side down alone (the epoll transport's
-    /// <see cref="IHalfCloseFeature"/>), a FIN. False where neither applies (Kestrel's socket transport, cleartext).
-    /// </summary>
-    private async ValueTask<bool> CloseClientOutputAsync()
-    {
-        var closed = false;
-        if (_context.Features.Get<ISslStreamFeature>() is { } tls)
-        {
-            await tls.SslStream.ShutdownAsync();
-            closed = true;
-        }
-        if (_context.Features.Get<IHalfCloseFeature>() is { } halfClose)
-        {
-            closed |= halfClose.CloseOutput();
-        }
-        return closed;
-    }
-
     private static bool IsTransferFailure(Exception e) =>
         e is IOException or ConnectionResetException or ConnectionAbortedException or OperationCanceledException or ObjectDisposedException
-            or InvalidOperationException or System.Net.Sockets.SocketException;
+            or InvalidOperationException or System.Net.Sockets.SocketException
+            // An HTTP/2 stream's input fails with the reason the stream ended (the client's RST_STREAM).
+            or ProxyException;
 }

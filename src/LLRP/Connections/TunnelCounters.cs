@@ -34,6 +34,26 @@ internal sealed class TunnelCounters
         Interlocked.Increment(ref _ended[(int)end]);
     }
 
+    /// <summary>
+    /// A tunnel a variant relayed itself (<see cref="Exchanges.Exchange.SwitchProtocolsInPlace"/>) has ended: counted as the
+    /// front ends' own tunnels are, opened and ended at once. The first end decides, as in <see cref="Tunnel"/>: a stop
+    /// or the idle deadline (the exchange expired), the client gone, a failure the variant reported, else whichever
+    /// side's end of stream came first.
+    /// </summary>
+    public TunnelEnd Relayed(Exchanges.RelayedTunnel relayed, Errors.ProxyError? abortReason, bool stopping)
+    {
+        var end = abortReason switch
+        {
+            Errors.ProxyError.ClientGone => TunnelEnd.ClientClosed,
+            not null => stopping ? TunnelEnd.Stopped : TunnelEnd.IdleTimeout,
+            null when relayed.Failed => TunnelEnd.Error,
+            null => relayed.ClientEnded ? TunnelEnd.ClientClosed : TunnelEnd.DownstreamClosed,
+        };
+        Opened();
+        Ended(end, relayed.ToDownstream, relayed.ToClient);
+        return end;
+    }
+
     public long OpenedCount => Interlocked.Read(ref _opened);
 
     /// <summary>Bytes from clients to downstreams, counted when each tunnel ends.</summary>

@@ -65,7 +65,10 @@ internal sealed class RequestFeature : IHttpRequestFeature, IHttpRequestBodyDete
     {
         var head = exchange.Head;
         // The protocol the client spoke (YARP streams a gRPC request body with a flush per write only from an HTTP/2 client).
-        Protocol = head.Http2 ? HttpProtocol.Http2 : head.Version == KestrelVersion.Http10 ? HttpProtocol.Http10 : HttpProtocol.Http11;
+        // An HTTP/2 extended CONNECT for WebSocket is forwarded as the HTTP/1.1 upgrade the front end made of it, key
+        // included (RequestHead.UpgradeToWebSocket): HTTP/1.1 here, or YARP would translate it again with a key of its own.
+        Protocol = head.Http2 && !exchange.Upgrading ? HttpProtocol.Http2
+            : head.Version == KestrelVersion.Http10 ? HttpProtocol.Http10 : HttpProtocol.Http11;
         Scheme = exchange.Tls ? "https" : "http";
         Method = MethodString(head);
         PathBase = "";

@@ -104,7 +104,7 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
 
     /// <summary>
     /// The request is forwarded as an upgrade (<see cref="Exchange.Upgrading"/>): to an HTTP/1.1 downstream only, since
-    /// HTTP/2 has no Upgrade (RFC 9113 §8.6; its extended CONNECT, RFC 8441, is not done here) and the field is dropped.
+    /// HTTP/2 has no Upgrade (RFC 9113 §8.6; extended CONNECT to a downstream, RFC 8441, is not done here) and the field is dropped.
     /// </summary>
     protected bool AsksToUpgrade(Exchange exchange) => exchange.Upgrading && !clients.Http2;
 
@@ -146,9 +146,19 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
             throw;
         }
         var writer = exchange.Response;
-        writer.BeginSwitch();
-        ForEachEndToEndField(response, writer, static (writer, name, value) => writer.WriteField(name, value));
-        writer.EndSwitch(UpgradeOf(response)!);
+        try
+        {
+            writer.BeginSwitch();
+            ForEachEndToEndField(response, writer, static (writer, name, value) => writer.WriteField(name, value));
+            // Refuses a handshake the downstream did not complete for a key the proxy made (a 502): no tunnel then.
+            writer.EndSwitch(UpgradeOf(response)!);
+        }
+        catch
+        {
+            await connection.DisposeAsync();
+            response.Dispose();
+            throw;
+        }
         exchange.SwitchProtocols(new StreamTunnelDownstream(response, connection));
         return true;
     }

@@ -17,6 +17,13 @@ internal interface IFramedResponse
     /// <summary>The same for a field a client library hands over as strings.</summary>
     void AddField(string name, string value);
 
+    /// <summary>
+    /// The downstream switched protocols (a 101) for a request the layer let upgrade (<see cref="Exchanges.Exchange.Upgrading"/>):
+    /// in place of the status, the layer's own answer for an open tunnel (HTTP/2: :status 200 on a stream that stays
+    /// open, RFC 8441 §5). The fields follow as for any head.
+    /// </summary>
+    void BeginTunnel();
+
     /// <summary>The body's length, when the downstream gave one (or 0 for an answer of the proxy's own).</summary>
     void SetContentLength(long length);
 

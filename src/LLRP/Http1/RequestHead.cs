@@ -67,6 +67,9 @@ internal sealed class RequestHead
     // _upgradeIndex (-1 unless the upgrade is passed on) once the header section is complete.
     private int _upgradeIndex = -1, _upgradeCount;
     private bool _connectionUpgrade;
+    // An HTTP/2 extended CONNECT turned into a WebSocket upgrade (UpgradeToWebSocket), and its key's field line (-1: none).
+    private bool _extendedConnect;
+    private int _proxyKeyIndex = -1;
 
     /// <summary>RFC 9110 §7.6.3: the Via value for the forwarded request, naming the protocol version the client used.</summary>
     public ReadOnlySpan<byte> ViaValue => Version == HttpVersion.Http10 ? "1.0 llrp"u8 : Http2 ? "2 llrp"u8 : "1.1 llrp"u8;
@@ -219,7 +222,8 @@ internal sealed class RequestHead
         _declaredLength = -1;
         _upgradeIndex = -1;
         _upgradeCount = 0;
-        _connectionUpgrade = false;
+        _connectionUpgrade = _extendedConnect = false;
+        _proxyKeyIndex = -1;
         HeaderCount = 0;
         Framing = BodyFraming.None;
         ContentLength = 0;
@@ -537,11 +541,38 @@ internal sealed class RequestHead
         }
     }
 
+    /// <summary>
+    /// An HTTP/2 extended CONNECT with ":protocol: websocket" (RFC 8441 §4), after its fields and before
+    /// <see cref="CompleteFields"/>: the request becomes the upgrade an HTTP/1.1 client's WebSocket handshake is (RFC 6455
+    /// §4.1), so every variant forwards it as it forwards that one: "Connection: upgrade" and "Upgrade: websocket", and a
+    /// Sec-WebSocket-Key the proxy makes, since RFC 8441 §5 leaves the key out over HTTP/2 (the front end drops one the
+    /// client sent). The head must have been started as GET of the CONNECT's :path.
+    /// </summary>
+    internal void UpgradeToWebSocket()
+    {
+        Span<byte> key = stackalloc byte[WebSocketKey.Length];
+        WebSocketKey.Generate(key);
+        OnHeader("Sec-WebSocket-Key"u8, key);
+        _proxyKeyIndex = HeaderCount - 1;
+        // Kind HopByHop, name of 7: recorded as the Upgrade field line, as a client's own would be.
+        OnHeader("Upgrade"u8, "websocket"u8);
+        _connectionUpgrade = true;
+        _extendedConnect = true;
+    }
+
+    /// <summary>
+    /// The Sec-WebSocket-Key the proxy made for this request (<see cref="UpgradeToWebSocket"/>), empty when the client's
+    /// own key (or none) is forwarded. The downstream's Sec-WebSocket-Accept is then the proxy's to check
+    /// (<see cref="ResponseWriter.EndSwitch(ReadOnlySpan{byte})"/>): no one else knows the key.
+    /// </summary>
+    public ReadOnlySpan<byte> ProxyWebSocketKey => _proxyKeyIndex >= 0 ? Value(_proxyKeyIndex) : default;
+
     // The decision IsUpgrade describes, once every field is known.
     private void DecideUpgrade()
     {
         var noContent = Framing == BodyFraming.None || (Framing == BodyFraming.ContentLength && ContentLength == 0);
-        if (_upgradeIndex < 0 || _upgradeCount != 1 || !_connectionUpgrade || Version != HttpVersion.Http11 || Http2 || !noContent)
+        // Over HTTP/2 only the upgrade the front end made of an extended CONNECT (RFC 9113 §8.6: HTTP/2 has no Upgrade).
+        if (_upgradeIndex < 0 || _upgradeCount != 1 || !_connectionUpgrade || Version != HttpVersion.Http11 || (Http2 && !_extendedConnect) || !noContent)
         {
             _upgradeIndex = -1;
             return;

@@ -45,6 +45,10 @@ internal sealed class ResponseWriter
     private bool _lengthKnown;
     private long _remaining;
     private int _status;
+    // A 101 for a request whose Sec-WebSocket-Key the proxy made: its Sec-WebSocket-Accept is checked, never relayed.
+    private bool _checkingAccept;
+    private bool _acceptValid;
+    private int _acceptCount;
 
     public ResponseWriter(PipeWriter output) => _output = output;
 
@@ -70,7 +74,7 @@ internal sealed class ResponseWriter
     public void Start(RequestHead request)
     {
         _request = request;
-        HasStarted = IsComplete = _chunked = _untilClose = _lengthKnown = _receivedHttp2 = false;
+        HasStarted = IsComplete = _chunked = _untilClose = _lengthKnown = _receivedHttp2 = _checkingAccept = false;
         MustClose = request.ClientWantsClose;
         _remaining = 0;
         _status = 0;
@@ -141,7 +145,7 @@ internal sealed class ResponseWriter
     /// <summary>Writes one field unless the policy removes it (hop-by-hop, framing; the variant removes Connection-nominated ones).</summary>
     public void WriteField(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
     {
-        if (IsFramingOrHopByHop(FieldNames.Classify(name)))
+        if (IsFramingOrHopByHop(FieldNames.Classify(name)) || (_checkingAccept && CheckedAccept(name, value)))
         {
             return;
         }
@@ -171,6 +175,12 @@ internal sealed class ResponseWriter
             Encoding.Latin1.GetBytes(name, nameBytes);
             if (IsFramingOrHopByHop(FieldNames.Classify(nameBytes)))
             {
+                return;
+            }
+            if (_checkingAccept && Ascii.EqualsIgnoreCase(nameBytes, "Sec-WebSocket-Accept"u8))
+            {
+                var valueBytes = Encoding.Latin1.GetBytes(value);
+                CheckedAccept(nameBytes, valueBytes);
                 return;
             }
         }
@@ -349,29 +359,54 @@ internal sealed class ResponseWriter
     /// <summary>
     /// Starts a 101 (Switching Protocols) head for a request that asked to upgrade (<see cref="RequestHead.IsUpgrade"/>);
     /// the downstream's fields follow through <see cref="WriteField(ReadOnlySpan{byte}, ReadOnlySpan{byte})"/>, then
-    /// <see cref="EndSwitch"/>. After it the connection is a tunnel, not HTTP: the response is complete and the
-    /// connection closes when the tunnel ends.
+    /// <see cref="EndSwitch(ReadOnlySpan{byte})"/>. After it the connection (or, for a response another layer frames,
+    /// the stream) is a tunnel, not HTTP: the response is complete and the tunnel's end ends it.
     /// </summary>
     public void BeginSwitch()
     {
-        HasStarted = true;
         _status = 101;
+        // RFC 6455 §4.1: the client checks the Accept against its key; when the key is the proxy's, so is the check.
+        _checkingAccept = !_request.ProxyWebSocketKey.IsEmpty;
+        _acceptValid = false;
+        _acceptCount = 0;
+        if (_framed is not null)
+        {
+            // Nothing leaves before EndSwitch (the layer sends on the flush after it), so a switch EndSwitch refuses is
+            // still answered with a status: HasStarted waits for it.
+            _framed.BeginTunnel();
+            return;
+        }
+        HasStarted = true;
         Write(StatusLine(101));
     }
 
     /// <summary>
     /// Ends the 101 head with the Upgrade the downstream switched to (RFC 9110 §7.8: a 101 MUST carry it) and
-    /// "Connection: upgrade", both hop-by-hop and so written here rather than relayed by the field policy, and Via.
+    /// "Connection: upgrade", both hop-by-hop and so written here rather than relayed by the field policy, and Via. A
+    /// layer that frames the response gets neither (RFC 8441 §5: no Upgrade or Connection over HTTP/2), only Via.
+    /// For a request whose Sec-WebSocket-Key the proxy made, the downstream's Sec-WebSocket-Accept must be the one
+    /// RFC 6455 §4.2.2 derives from it, exactly once; otherwise the downstream did not complete the handshake the proxy
+    /// started, and no tunnel opens (a 502, <see cref="ProxyError.DownstreamInvalidResponse"/>).
     /// </summary>
     public void EndSwitch(ReadOnlySpan<byte> upgrade)
     {
+        if (_checkingAccept && !(_acceptValid && _acceptCount == 1))
+        {
+            ProxyThrow.Throw(ProxyError.DownstreamInvalidResponse, "The downstream's Sec-WebSocket-Accept is missing or does not match the key the proxy sent (RFC 6455 §4.2.2).");
+        }
+        HasStarted = true;
+        IsComplete = true;
+        MustClose = true;
+        if (_framed is not null)
+        {
+            _framed.AddField("via"u8, _receivedHttp2 ? "2 llrp"u8 : "1.1 llrp"u8);
+            return;
+        }
         Write("Upgrade: "u8);
         Write(upgrade);
         Write("\r\nConnection: upgrade\r\n"u8);
         WriteVia();
         Write("\r\n"u8);
-        IsComplete = true;
-        MustClose = true;
     }
 
     /// <inheritdoc cref="EndSwitch(ReadOnlySpan{byte})"/>
@@ -380,6 +415,19 @@ internal sealed class ResponseWriter
         Span<byte> bytes = upgrade.Length <= 256 ? stackalloc byte[upgrade.Length] : new byte[upgrade.Length];
         Encoding.Latin1.GetBytes(upgrade, bytes);
         EndSwitch(bytes);
+    }
+
+    // While a 101 for a key the proxy made is written: Sec-WebSocket-Accept is checked here and kept from the client
+    // (whose handshake, over HTTP/2, has no key to check it against). True when the field was that one.
+    private bool CheckedAccept(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
+        if (!Ascii.EqualsIgnoreCase(name, "Sec-WebSocket-Accept"u8))
+        {
+            return false;
+        }
+        _acceptCount++;
+        _acceptValid = WebSocketKey.IsAcceptFor(_request.ProxyWebSocketKey, value);
+        return true;
     }
 
     public ValueTask<FlushResult> WriteContinueAsync()

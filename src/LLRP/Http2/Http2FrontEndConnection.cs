@@ -58,8 +58,9 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
     // Streams waiting for a window or for the output; the writer loop wakes them from its own list.
     private readonly List<Http2FrontEndStream> _waiting = [];
     private readonly List<Http2FrontEndStream> _writeWakes = [];
-    // The sweep's: streams past their deadline, expired once the lock is released.
+    // The sweep's: streams past their deadline, expired once the lock is released, and the tunnels to check then.
     private readonly List<Http2FrontEndStream> _expired = [];
+    private readonly List<Tunnel> _tunnels = [];
     private readonly long _settingsAckDeadline;
     private readonly long _keepAliveMs;
     private ArrayBufferWriter<byte> _pending = new(InitialBufferSize);
@@ -195,6 +196,11 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
                     // Its head never completed: no exchange to end.
                     _streams.Remove(stream.Id);
                     stream.RequestBody.Reset();
+                }
+                else
+                {
+                    // A body still being read, a tunnel's input above all, ends now (no frame reaches it any more).
+                    stream.RequestBody.End(new ProxyException(ProxyError.ClientGone, "The client connection ended."));
                 }
             }
         }
@@ -457,14 +463,17 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
         _encoder.BeginBlock(_block);
     }
 
-    /// <summary>The exchange failed after its response started: the stream is reset (RFC 9113 §8.1: the client sees it incomplete).</summary>
-    public void Reset(Http2FrontEndStream stream)
+    /// <summary>
+    /// The exchange failed after its response started: the stream is reset (RFC 9113 §8.1: the client sees it incomplete),
+    /// INTERNAL_ERROR; or its tunnel failed, CANCEL.
+    /// </summary>
+    public void Reset(Http2FrontEndStream stream, Http2ErrorCode code = Http2ErrorCode.InternalError)
     {
         lock (_sync)
         {
             if (!_ended && !stream.IsReset && !stream.EndSent)
             {
-                _connection.ResetStream(stream.Id, Http2ErrorCode.InternalError, _pending);
+                _connection.ResetStream(stream.Id, code, _pending);
                 stream.EndSent = true;
             }
         }
@@ -643,7 +652,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
     /// <summary>
     /// The connection's own timeouts: SETTINGS not acknowledged in time (GOAWAY SETTINGS_TIMEOUT, RFC 9113 §6.5.3), no
     /// stream in flight for keepAliveTimeout, or the proxy stopping (GOAWAY NO_ERROR, and the connection ends once the
-    /// streams in flight have).
+    /// streams in flight have); and its streams' deadlines and tunnels.
     /// </summary>
     public void CheckDeadline(long now)
     {
@@ -666,12 +675,18 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
                 _closeRequested = true;
                 close = _running == 0;
             }
-            // Each stream's downstreamResponseTimeout, as the raw HTTP/1.1 connection checks its one exchange's.
+            // Each stream's downstreamResponseTimeout, as the raw HTTP/1.1 connection checks its one exchange's; a tunnel
+            // the variant relays has tunnelIdleTimeout as its deadline and, as the front end's own tunnels, no end a
+            // graceful stop could wait for.
             foreach (var stream in _streams.Values)
             {
-                if (stream.InFlight && stream.Exchange.IsPastDeadline(now))
+                if (stream.InFlight && (stream.Exchange.IsPastDeadline(now) || (_server.Stopping && stream.Exchange.RelayedTunnel is not null)))
                 {
                     _expired.Add(stream);
+                }
+                else if (stream.Tunnel is { } tunnel)
+                {
+                    _tunnels.Add(tunnel);
                 }
             }
         }
@@ -680,6 +695,12 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
             stream.Exchange.Expire();
         }
         _expired.Clear();
+        // A tunnel's idle time and the stop, as the HTTP/1.1 connection checks its own (Tunnel.Check).
+        foreach (var tunnel in _tunnels)
+        {
+            tunnel.Check(now, _server.Stopping);
+        }
+        _tunnels.Clear();
         if (close || _closeRequested)
         {
             ScheduleWrite();

@@ -17,7 +17,8 @@ namespace LLRP.Http2;
 /// the codec decodes (the pseudo-header fields make the request line, :authority the Host, cookie crumbs one Cookie,
 /// RFC 9113 §8.3.1, §8.2.3) and held to the proxy's rules by <see cref="RequestHead"/>, the body comes from the DATA
 /// frames (<see cref="Http2RequestBody"/>), the response goes out as HEADERS and DATA frames (<see cref="Http2ResponseBody"/>,
-/// this object as the <see cref="IFramedResponse"/>).
+/// this object as the <see cref="IFramedResponse"/>). An extended CONNECT for WebSocket (RFC 8441) is forwarded as the
+/// HTTP/1.1 upgrade every variant knows and, after a 101, the stream is a tunnel (<see cref="Http2TunnelClient"/>).
 /// </summary>
 /// <remarks>
 /// A slot serves one stream at a time and is pooled across connections (<see cref="Http2FrontEnd"/>) with its forwarder,
@@ -38,9 +39,13 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
     // The request head being decoded: pseudo-header values, then cookie crumbs, in one rented array.
     private byte[]? _scratch;
     private int _scratchLength;
-    private int _methodStart, _methodLength, _pathStart, _pathLength, _authorityStart, _authorityLength;
+    private int _methodStart, _methodLength, _pathStart, _pathLength, _authorityStart, _authorityLength, _protocolStart, _protocolLength;
     private int _cookieStart = -1;
     private bool _headStarted;
+    // An extended CONNECT with ":protocol: websocket" (RFC 8441 §4), forwarded as an HTTP/1.1 WebSocket upgrade.
+    private bool _webSocket;
+    // The tunnel the stream became after a 101, while it runs (the connection's sweep keeps its idle time).
+    private volatile Tunnel? _tunnel;
     private ProxyError? _rejection;
 
     // The response head and trailers as the encoder will take them: name length, value length, name (lower case), value.
@@ -62,11 +67,19 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
         Body.Bind(RequestBody);
         _downstreams = new DownstreamChoice(server.Downstreams);
         _forwarder = server.CreateForwarder(_downstreams, out var index);
-        Exchange = new Exchange(Head, Body, Response, options.DownstreamResponseTimeout, [], index);
+        TunnelClient = new Http2TunnelClient(this);
+        Exchange = new Exchange(Head, Body, Response, options.DownstreamResponseTimeout, [], index, client: TunnelClient,
+            tunnelIdleTimeout: options.TunnelIdleTimeout);
         _run = RunAsync();
     }
 
     public Exchange Exchange { get; }
+
+    /// <summary>The stream as a tunnel's client end, the same object for every stream the slot serves.</summary>
+    private Http2TunnelClient TunnelClient { get; }
+
+    /// <summary>The tunnel the stream is, after a 101, while it runs; null otherwise.</summary>
+    public Tunnel? Tunnel => _tunnel;
 
     /// <summary>The variant's forwarder, kept with the slot between streams.</summary>
     public IForwarder Forwarder => _forwarder;
@@ -139,8 +152,8 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
         EndBatch = 0;
         _reset = false;
         _rejection = null;
-        _headStarted = false;
-        _scratchLength = _methodLength = _pathLength = _authorityLength = 0;
+        _headStarted = _webSocket = false;
+        _scratchLength = _methodLength = _pathLength = _authorityLength = _protocolLength = 0;
         _cookieStart = -1;
         _fieldsLength = 0;
         _trailersStart = -1;
@@ -166,6 +179,11 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
                 return;
             }
             StartHead();
+            if (_webSocket && name.SequenceEqual("sec-websocket-key"u8))
+            {
+                // RFC 8441 §5: not used over HTTP/2; the key forwarded is the proxy's (RequestHead.UpgradeToWebSocket).
+                return;
+            }
             if (name.SequenceEqual("host"u8) && _authorityLength > 0)
             {
                 // RFC 9113 §8.3.1: a Host that names another origin than :authority makes the request malformed.
@@ -202,6 +220,15 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
                 {
                     Head.AddField("cookie"u8, Scratch(_cookieStart, _scratchLength - _cookieStart));
                 }
+                if (_webSocket)
+                {
+                    Head.UpgradeToWebSocket();
+                    if (endStream)
+                    {
+                        // The client ended its side with the request: the tunnel's input is over before it begins.
+                        RequestBody.End(null);
+                    }
+                }
                 Head.CompleteFields(hasBody: !endStream);
             }
         }
@@ -229,9 +256,12 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
             case var n when n.SequenceEqual(":authority"u8):
                 (_authorityStart, _authorityLength) = (start, value.Length);
                 break;
+            case var n when n.SequenceEqual(":protocol"u8):
+                // The codec let it through only on a CONNECT with :scheme, :path and :authority (RFC 8441 §4).
+                (_protocolStart, _protocolLength) = (start, value.Length);
+                break;
             default:
-                // :scheme says how the client reached the proxy (X-Forwarded-Proto says it downstream); :protocol is
-                // refused by the codec until extended CONNECT is offered.
+                // :scheme says how the client reached the proxy (X-Forwarded-Proto says it downstream).
                 break;
         }
     }
@@ -245,6 +275,18 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
         }
         _headStarted = true;
         var method = Scratch(_methodStart, _methodLength);
+        if (_protocolLength > 0)
+        {
+            // An extended CONNECT (RFC 8441 §4). The downstreams speak HTTP/1.1, where only WebSocket has a defined
+            // mapping (RFC 8441 §5 to RFC 6455 §4.1): any other protocol is one the proxy does not implement, 501
+            // (RFC 9110 §15.6.2), rather than a malformed request (400) or a method refused for the resource (405).
+            if (!Ascii.EqualsIgnoreCase(Scratch(_protocolStart, _protocolLength), "websocket"u8))
+            {
+                ProxyThrow.Throw(ProxyError.NotImplemented, "Extended CONNECT for a protocol other than websocket.");
+            }
+            _webSocket = true;
+            method = "GET"u8;
+        }
         // CONNECT has no :path (RFC 9113 §8.5): its authority is its target, and the request is refused with 405 as over HTTP/1.1.
         var target = _pathLength > 0 ? Scratch(_pathStart, _pathLength) : Scratch(_authorityStart, _authorityLength);
         Head.StartParsed(method, target, KestrelVersion.Http11, http2: true);
@@ -369,9 +411,22 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
                         {
                             ProxyThrow.Throw(ProxyError.DownstreamBodyCutShort, "The variant ended without completing the response.");
                         }
-                        if ((await SendAsync(complete: true)).IsCompleted)
+                        if (Exchange.Tunnel is { } downstream)
                         {
-                            ProxyThrow.ClientGone();
+                            // The downstream switched protocols (101): the stream is a tunnel until either side ends.
+                            InFlight = false;
+                            await RunTunnelAsync(downstream);
+                        }
+                        else
+                        {
+                            if (Exchange.RelayedTunnel is { } relayed)
+                            {
+                                _server.Tunnels.Relayed(relayed, Exchange.AbortReason, _server.Stopping);
+                            }
+                            if ((await SendAsync(complete: true)).IsCompleted)
+                            {
+                                ProxyThrow.ClientGone();
+                            }
                         }
                         _server.CountRequest();
                     }
@@ -405,6 +460,44 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
                 Reusable &= !Exchange.IsAborted;
                 _frontEnd.Return(this);
             }
+        }
+    }
+
+    /// <summary>
+    /// The stream after a 101: the 200 goes out without END_STREAM (RFC 8441 §5), then the tunnel copies between the
+    /// stream's DATA and the downstream connection until both have ended (<see cref="Tunnel"/>; a failure resets the
+    /// stream, <see cref="Http2TunnelClient.Abort"/>). The stream ends with END_STREAM if the tunnel's end did not send it.
+    /// </summary>
+    private async ValueTask RunTunnelAsync(ITunnelDownstream downstream)
+    {
+        bool gone;
+        try
+        {
+            gone = (await SendAsync(complete: false)).IsCompleted;
+        }
+        catch
+        {
+            gone = true;
+        }
+        if (gone)
+        {
+            // The 200 could not reach the client: the tunnel never starts.
+            downstream.Abort();
+            downstream.Dispose();
+            ProxyThrow.ClientGone();
+        }
+        var tunnel = new Tunnel(TunnelClient, downstream, _server.Options.TunnelIdleTimeout, _server.Tunnels);
+        _tunnel = tunnel;
+        try
+        {
+            if (await tunnel.RunAsync() != TunnelEnd.Error)
+            {
+                await SendAsync(complete: true);
+            }
+        }
+        finally
+        {
+            _tunnel = null;
         }
     }
 
@@ -442,20 +535,24 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
     /// <paramref name="complete"/> END_STREAM (on the last DATA frame, or on the trailers). Waits while the stream or
     /// connection window is closed or the connection's output is full; completed (IsCompleted) when the stream is gone.
     /// </summary>
-    public ValueTask<FlushResult> SendAsync(bool complete)
+    public ValueTask<FlushResult> SendAsync(bool complete, CancellationToken cancellationToken = default)
     {
         var outcome = Connection?.Send(this, complete) ?? SendOutcome.Gone;
         return outcome switch
         {
             SendOutcome.Done => new ValueTask<FlushResult>(new FlushResult(isCanceled: false, isCompleted: false)),
             SendOutcome.Gone => new ValueTask<FlushResult>(new FlushResult(isCanceled: false, isCompleted: true)),
-            _ => WaitAndSendAsync(complete),
+            _ => WaitAndSendAsync(complete, cancellationToken),
         };
     }
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private async ValueTask<FlushResult> WaitAndSendAsync(bool complete)
+    private async ValueTask<FlushResult> WaitAndSendAsync(bool complete, CancellationToken cancellationToken)
     {
+        // Only a tunnel passes a token (its idle timeout or stop); an exchange's waits end by its abort.
+        using var cancelled = cancellationToken.CanBeCanceled
+            ? cancellationToken.UnsafeRegister(static state => ((Http2FrontEndStream)state!).Wake(), this)
+            : default;
         while (true)
         {
             await _wake.WaitAsync();
@@ -465,6 +562,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
             {
                 throw new OperationCanceledException(Exchange.Aborted);
             }
+            cancellationToken.ThrowIfCancellationRequested();
             var outcome = Connection?.Send(this, complete) ?? SendOutcome.Gone;
             if (outcome != SendOutcome.Blocked)
             {
@@ -481,6 +579,9 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
         _fieldsLength = 0;
         ContentLength = -1;
     }
+
+    // RFC 8441 §5: a 2xx opens the tunnel; the stream stays open (RunTunnelAsync sends the head without END_STREAM).
+    public void BeginTunnel() => SetStatus(200);
 
     public void AddField(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) => StoreField(name, value);
 

@@ -68,7 +68,8 @@ internal sealed class Http2ResponseBody : PipeWriter
         return _buffer;
     }
 
-    public override ValueTask<FlushResult> FlushAsync(CancellationToken cancellationToken = default) => _stream.SendAsync(complete: false);
+    // The token matters to a tunnel (its idle timeout or stop ends a send that waits for the client's window).
+    public override ValueTask<FlushResult> FlushAsync(CancellationToken cancellationToken = default) => _stream.SendAsync(complete: false, cancellationToken);
 
     public override void CancelPendingFlush()
     {

@@ -23,6 +23,9 @@ internal sealed class KestrelResponse : IFramedResponse
 
     public void SetStatus(int status) => _feature.StatusCode = status;
 
+    // Kestrel's front end lets no request upgrade (its exchanges have no client connection to tunnel, Exchange.Upgrading).
+    public void BeginTunnel() => throw new NotSupportedException("Kestrel's front end does not tunnel.");
+
     public void AddField(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) =>
         _feature.Headers.Append(Encoding.Latin1.GetString(name), Encoding.Latin1.GetString(value));
 

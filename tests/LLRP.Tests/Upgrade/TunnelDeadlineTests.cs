@@ -15,7 +15,7 @@ public sealed class TunnelDeadlineTests
     {
         var pipe = new Pipe();
         var context = new DefaultConnectionContext { Transport = new Pipes(pipe.Reader, pipe.Writer) };
-        return new Tunnel(context, downstream: null!, TimeSpan.FromSeconds(30), new TunnelCounters());
+        return new Tunnel(new ConnectionTunnelClient(context), downstream: null!, TimeSpan.FromSeconds(30), new TunnelCounters());
     }
 
     private sealed record Pipes(PipeReader Input, PipeWriter Output) : IDuplexPipe;
