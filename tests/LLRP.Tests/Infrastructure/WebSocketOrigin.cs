@@ -106,19 +106,22 @@ public sealed class WebSocketOrigin : IAsyncDisposable
 }
 
 /// <summary>
-/// A proxy in-process in front of a <see cref="WebSocketOrigin"/>, HTTP/1.1 both ways: cleartext or TLS on the client's
-/// side (an https:// listener with the suite's certificate), and cleartext or TLS to the origin (trusting the suite's CA).
+/// A proxy in-process in front of a <see cref="WebSocketOrigin"/>: cleartext or TLS on the client's side (an https://
+/// listener with the suite's certificate), and cleartext or TLS to the origin (trusting the suite's CA); the client speaks
+/// HTTP/1.1 (Upgrade) or HTTP/2 (extended CONNECT, RFC 8441: ALPN h2 over TLS, prior-knowledge h2c in cleartext), the
+/// origin HTTP/1.1.
 /// </summary>
 public sealed class WebSocketProxy : IAsyncDisposable
 {
     private readonly WebApplication _app;
 
-    private WebSocketProxy(WebApplication app, WebSocketOrigin origin, Uri url, bool tls)
+    private WebSocketProxy(WebApplication app, WebSocketOrigin origin, Uri url, bool tls, bool http2)
     {
         _app = app;
         Origin = origin;
         Url = url;
         Tls = tls;
+        Http2 = http2;
     }
 
     public WebSocketOrigin Origin { get; }
@@ -127,22 +130,30 @@ public sealed class WebSocketProxy : IAsyncDisposable
 
     public bool Tls { get; }
 
+    /// <summary>Clients connect over HTTP/2 (RFC 8441) rather than with an HTTP/1.1 Upgrade.</summary>
+    public bool Http2 { get; }
+
     /// <summary>The proxy's counters (the self-report's source).</summary>
     internal LLRP.Connections.ProxyServer Server => Microsoft.Extensions.DependencyInjection.ServiceProviderServiceExtensions.GetRequiredService<LLRP.Connections.ProxyServer>(_app.Services);
 
     /// <summary>Starts <paramref name="variant"/> (a name of <see cref="Variants"/>: its --client and options).</summary>
-    public static async Task<WebSocketProxy> StartAsync(string variant, bool tls, bool downstreamTls, params string[] options)
+    public static Task<WebSocketProxy> StartAsync(string variant, bool tls, bool downstreamTls, params string[] options) =>
+        StartAsync(variant, tls, downstreamTls, http2: false, options);
+
+    /// <summary>The same, the clients speaking HTTP/2 when <paramref name="http2"/> (h2c with prior knowledge on http://).</summary>
+    public static async Task<WebSocketProxy> StartAsync(string variant, bool tls, bool downstreamTls, bool http2, params string[] options)
     {
         var origin = await WebSocketOrigin.StartAsync(downstreamTls);
         try
         {
+            // An https:// listener offers h2 and http/1.1 by ALPN; an http:// one is told to speak h2 alone.
             string[] listen = tls
                 ? ["--urls", "https://127.0.0.1:0", "--certificate", TestCertificates.LocalhostPem, "--certificateKey", TestCertificates.LocalhostKeyPem]
-                : ["--urls", "http://127.0.0.1:0"];
+                : http2 ? ["--urls", "http://127.0.0.1:0", "--protocols", "h2"] : ["--urls", "http://127.0.0.1:0"];
             string[] trust = downstreamTls ? ["--downstreamTrust", TestCertificates.AuthorityPem] : [];
             var app = LLRP.Hosting.ProxyHost.Build([.. listen, .. trust, "--downstream", origin.Url.GetLeftPart(UriPartial.Authority), .. Variants.Get(variant).Arguments, .. options]);
             await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
-            return new WebSocketProxy(app, origin, new Uri(LLRP.Hosting.ProxyHost.Addresses(app).First()), tls);
+            return new WebSocketProxy(app, origin, new Uri(LLRP.Hosting.ProxyHost.Addresses(app).First()), tls, http2);
         }
         catch
         {
@@ -160,10 +171,24 @@ public sealed class WebSocketProxy : IAsyncDisposable
     {
         var socket = new ClientWebSocket();
         socket.Options.KeepAliveInterval = TimeSpan.Zero;
+        if (Http2)
+        {
+            // Exactly HTTP/2: a fallback to HTTP/1.1 would pass the test without extended CONNECT.
+            socket.Options.HttpVersion = System.Net.HttpVersion.Version20;
+            socket.Options.HttpVersionPolicy = HttpVersionPolicy.RequestVersionExact;
+        }
         configure?.Invoke(socket.Options);
         var uri = new Uri($"{(Tls ? "wss" : "ws")}://localhost:{Url.Port}{path}");
+        socket.Options.CollectHttpResponseDetails = true;
         using var invoker = new HttpMessageInvoker(TestCertificates.Handler());
         await socket.ConnectAsync(uri, invoker, deadline.CanBeCanceled ? deadline : Wire.Deadline());
+        // The handshake's answer says which protocol carried it: 200 over HTTP/2 (RFC 8441 §5), 101 over HTTP/1.1.
+        var expected = Http2 ? System.Net.HttpStatusCode.OK : System.Net.HttpStatusCode.SwitchingProtocols;
+        if (socket.HttpStatusCode != expected)
+        {
+            throw new InvalidOperationException($"the handshake was answered {socket.HttpStatusCode}, not {expected}");
+        }
+        socket.HttpResponseHeaders = null;
         return socket;
     }
 

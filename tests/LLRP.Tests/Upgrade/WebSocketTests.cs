@@ -12,22 +12,29 @@ public enum Tls
     BothSides,
 }
 
-/// <summary>One proxy per (variant, where TLS is) in front of its own WebSocket origin, shared by the tests of a class.</summary>
+/// <summary>What the client speaks to the proxy: an HTTP/1.1 Upgrade, or HTTP/2's extended CONNECT (RFC 8441).</summary>
+public enum Over
+{
+    Http11,
+    Http2,
+}
+
+/// <summary>One proxy per (variant, where TLS is, what the client speaks) in front of its own WebSocket origin, shared by the tests of a class.</summary>
 public sealed class WebSocketProxies : IAsyncLifetime
 {
-    private readonly Dictionary<(string, Tls), Task<WebSocketProxy>> _proxies = [];
+    private readonly Dictionary<(string, Tls, Over), Task<WebSocketProxy>> _proxies = [];
     private readonly object _lock = new();
 
     private static string[] Options => [];
 
-    public Task<WebSocketProxy> GetAsync(string client, Tls tls)
+    public Task<WebSocketProxy> GetAsync(string client, Tls tls, Over over)
     {
         lock (_lock)
         {
-            if (!_proxies.TryGetValue((client, tls), out var proxy))
+            if (!_proxies.TryGetValue((client, tls, over), out var proxy))
             {
-                proxy = WebSocketProxy.StartAsync(client, tls != Tls.None, tls == Tls.BothSides, Options);
-                _proxies[(client, tls)] = proxy;
+                proxy = WebSocketProxy.StartAsync(client, tls != Tls.None, tls == Tls.BothSides, over == Over.Http2, Options);
+                _proxies[(client, tls, over)] = proxy;
             }
             return proxy;
         }
@@ -45,9 +52,10 @@ public sealed class WebSocketProxies : IAsyncLifetime
 }
 
 /// <summary>
-/// WebSocket (RFC 6455) through the proxy with .NET's ClientWebSocket, HTTP/1.1 Upgrade on both sides, for the variants
-/// that tunnel: llhttp (on either socket engine), the two HttpClient-based ones and yarp (YARP's own upgrade), in cleartext, with TLS from the
-/// client, and with TLS on both sides. What goes in comes out
+/// WebSocket (RFC 6455) through the proxy with .NET's ClientWebSocket, for the variants that tunnel: llhttp (on either
+/// socket engine), the two HttpClient-based ones and yarp (YARP's own upgrade), in cleartext, with TLS from the client,
+/// and with TLS on both sides; the client over HTTP/1.1 (Upgrade) or HTTP/2 (extended CONNECT, RFC 8441, which the
+/// proxy forwards as an HTTP/1.1 Upgrade), the origin HTTP/1.1. What goes in comes out
 /// byte for byte, message boundaries and close codes included, and an origin that goes away mid-message ends the
 /// client's connection rather than completing the message.
 /// </summary>
@@ -55,14 +63,17 @@ public sealed class WebSocketTests(WebSocketProxies proxies) : IClassFixture<Web
 {
     public static readonly string[] Tunnelling = ["llhttp", "llhttp-runtime-engine", "httpclient", "httpclient-httpcontext", "yarp"];
 
-    public static TheoryData<string, Tls> VariantsAndTls()
+    public static TheoryData<string, Tls, Over> VariantsAndTls()
     {
-        var data = new TheoryData<string, Tls>();
+        var data = new TheoryData<string, Tls, Over>();
         foreach (var variant in Tunnelling)
         {
             foreach (var tls in Enum.GetValues<Tls>())
             {
-                data.Add(variant, tls);
+                foreach (var over in Enum.GetValues<Over>())
+                {
+                    data.Add(variant, tls, over);
+                }
             }
         }
         return data;
@@ -70,9 +81,9 @@ public sealed class WebSocketTests(WebSocketProxies proxies) : IClassFixture<Web
 
     [Theory]
     [MemberData(nameof(VariantsAndTls))]
-    public async Task Text_and_binary_messages_of_0_B_to_1_MiB_come_back_byte_identical(string variant, Tls tls)
+    public async Task Text_and_binary_messages_of_0_B_to_1_MiB_come_back_byte_identical(string variant, Tls tls, Over over)
     {
-        var proxy = await proxies.GetAsync(variant, tls);
+        var proxy = await proxies.GetAsync(variant, tls, over);
         using var socket = await proxy.ConnectAsync("/echo");
         foreach (var size in new[] { 0, 1, 64 * 1024, 1024 * 1024 })
         {
@@ -96,9 +107,9 @@ public sealed class WebSocketTests(WebSocketProxies proxies) : IClassFixture<Web
 
     [Theory]
     [MemberData(nameof(VariantsAndTls))]
-    public async Task A_fragmented_message_comes_back_whole(string variant, Tls tls)
+    public async Task A_fragmented_message_comes_back_whole(string variant, Tls tls, Over over)
     {
-        var proxy = await proxies.GetAsync(variant, tls);
+        var proxy = await proxies.GetAsync(variant, tls, over);
         using var socket = await proxy.ConnectAsync("/echo");
         var parts = new[] { Wire.Body(10), Wire.Body(70_000), Wire.Body(3) };
         for (var i = 0; i < parts.Length; i++)
@@ -113,9 +124,9 @@ public sealed class WebSocketTests(WebSocketProxies proxies) : IClassFixture<Web
 
     [Theory]
     [MemberData(nameof(VariantsAndTls))]
-    public async Task A_close_from_the_client_carries_its_code_to_the_origin_and_back(string variant, Tls tls)
+    public async Task A_close_from_the_client_carries_its_code_to_the_origin_and_back(string variant, Tls tls, Over over)
     {
-        var proxy = await proxies.GetAsync(variant, tls);
+        var proxy = await proxies.GetAsync(variant, tls, over);
         var opened = proxy.Server.Tunnels.OpenedCount;
         var toDownstream = proxy.Server.Tunnels.BytesToDownstream;
         using var socket = await proxy.ConnectAsync("/echo");
@@ -132,9 +143,9 @@ public sealed class WebSocketTests(WebSocketProxies proxies) : IClassFixture<Web
 
     [Theory]
     [MemberData(nameof(VariantsAndTls))]
-    public async Task A_close_from_the_origin_carries_its_code_to_the_client(string variant, Tls tls)
+    public async Task A_close_from_the_origin_carries_its_code_to_the_client(string variant, Tls tls, Over over)
     {
-        var proxy = await proxies.GetAsync(variant, tls);
+        var proxy = await proxies.GetAsync(variant, tls, over);
         using var socket = await proxy.ConnectAsync("/close?code=4001");
         var result = await socket.ReceiveAsync(new byte[1024], Wire.Deadline());
         Assert.Equal(WebSocketMessageType.Close, result.MessageType);
@@ -146,9 +157,9 @@ public sealed class WebSocketTests(WebSocketProxies proxies) : IClassFixture<Web
 
     [Theory]
     [MemberData(nameof(VariantsAndTls))]
-    public async Task An_origin_gone_mid_message_ends_the_client_connection_and_never_completes_the_message(string variant, Tls tls)
+    public async Task An_origin_gone_mid_message_ends_the_client_connection_and_never_completes_the_message(string variant, Tls tls, Over over)
     {
-        var proxy = await proxies.GetAsync(variant, tls);
+        var proxy = await proxies.GetAsync(variant, tls, over);
         using var socket = await proxy.ConnectAsync("/die");
         var buffer = new byte[64 * 1024];
         var received = 0;
@@ -168,9 +179,9 @@ public sealed class WebSocketTests(WebSocketProxies proxies) : IClassFixture<Web
 
     [Theory]
     [MemberData(nameof(VariantsAndTls))]
-    public async Task A_hundred_tunnels_at_once_each_get_their_own_messages_back(string variant, Tls tls)
+    public async Task A_hundred_tunnels_at_once_each_get_their_own_messages_back(string variant, Tls tls, Over over)
     {
-        var proxy = await proxies.GetAsync(variant, tls);
+        var proxy = await proxies.GetAsync(variant, tls, over);
         // One deadline for the whole run, not Wire.Cap per step: the hundred handshakes (four TLS handshakes each with
         // TLS on both sides) start together and queue for two cores shared with the rest of the suite, so the last
         // connect may wait its turn for seconds. A tunnel that hangs still fails the test.
@@ -195,9 +206,9 @@ public sealed class WebSocketTests(WebSocketProxies proxies) : IClassFixture<Web
     // pong timeout is set: how fast an answer comes back on a busy machine must not decide the test.
     [Theory]
     [MemberData(nameof(VariantsAndTls))]
-    public async Task Control_frames_cross_the_tunnel_between_messages(string variant, Tls tls)
+    public async Task Control_frames_cross_the_tunnel_between_messages(string variant, Tls tls, Over over)
     {
-        var proxy = await proxies.GetAsync(variant, tls);
+        var proxy = await proxies.GetAsync(variant, tls, over);
         using var socket = await proxy.ConnectAsync("/echo", configure: options => options.KeepAliveInterval = TimeSpan.FromMilliseconds(100));
         var receive = ReceiveMessageAsync(socket);
         await Task.Delay(TimeSpan.FromSeconds(1));
@@ -242,16 +253,16 @@ public sealed class WebSocketTests(WebSocketProxies proxies) : IClassFixture<Web
 /// <summary>Proxies with a one-second tunnelIdleTimeout.</summary>
 public sealed class IdleTunnelProxies : IAsyncLifetime
 {
-    private readonly Dictionary<(string, Tls), Task<WebSocketProxy>> _proxies = [];
+    private readonly Dictionary<(string, Tls, Over), Task<WebSocketProxy>> _proxies = [];
 
-    public Task<WebSocketProxy> GetAsync(string client, Tls tls)
+    public Task<WebSocketProxy> GetAsync(string client, Tls tls, Over over)
     {
         lock (_proxies)
         {
-            if (!_proxies.TryGetValue((client, tls), out var proxy))
+            if (!_proxies.TryGetValue((client, tls, over), out var proxy))
             {
-                proxy = WebSocketProxy.StartAsync(client, tls != Tls.None, tls == Tls.BothSides, "--tunnelIdleTimeout", "1");
-                _proxies[(client, tls)] = proxy;
+                proxy = WebSocketProxy.StartAsync(client, tls != Tls.None, tls == Tls.BothSides, over == Over.Http2, "--tunnelIdleTimeout", "1");
+                _proxies[(client, tls, over)] = proxy;
             }
             return proxy;
         }
@@ -271,13 +282,22 @@ public sealed class IdleTunnelProxies : IAsyncLifetime
 /// <summary>A stop ends every open tunnel at the sweep's next pass (a tunnel has no end a graceful stop could wait for).</summary>
 public sealed class TunnelStopTests
 {
-    public static TheoryData<string> Variant => [.. WebSocketTests.Tunnelling];
+    public static TheoryData<string, Over> Variant()
+    {
+        var data = new TheoryData<string, Over>();
+        foreach (var variant in WebSocketTests.Tunnelling)
+        {
+            data.Add(variant, Over.Http11);
+            data.Add(variant, Over.Http2);
+        }
+        return data;
+    }
 
     [Theory]
     [MemberData(nameof(Variant))]
-    public async Task Stopping_the_proxy_ends_an_open_tunnel(string variant)
+    public async Task Stopping_the_proxy_ends_an_open_tunnel(string variant, Over over)
     {
-        await using var proxy = await WebSocketProxy.StartAsync(variant, tls: false, downstreamTls: false);
+        await using var proxy = await WebSocketProxy.StartAsync(variant, tls: false, downstreamTls: false, over == Over.Http2);
         using var socket = await proxy.ConnectAsync("/echo");
         await socket.SendAsync(Wire.Body(10), WebSocketMessageType.Binary, true, Wire.Deadline());
         await WebSocketTests.ReceiveMessageAsync(socket);
@@ -292,13 +312,13 @@ public sealed class TunnelStopTests
 
 public sealed class TunnelIdleTimeoutTests(IdleTunnelProxies proxies) : IClassFixture<IdleTunnelProxies>
 {
-    public static TheoryData<string, Tls> VariantsAndTls() => WebSocketTests.VariantsAndTls();
+    public static TheoryData<string, Tls, Over> VariantsAndTls() => WebSocketTests.VariantsAndTls();
 
     [Theory]
     [MemberData(nameof(VariantsAndTls))]
-    public async Task A_tunnel_that_carries_nothing_for_tunnelIdleTimeout_is_closed(string variant, Tls tls)
+    public async Task A_tunnel_that_carries_nothing_for_tunnelIdleTimeout_is_closed(string variant, Tls tls, Over over)
     {
-        var proxy = await proxies.GetAsync(variant, tls);
+        var proxy = await proxies.GetAsync(variant, tls, over);
         var idled = proxy.Server.Tunnels.EndedBy(TunnelEnd.IdleTimeout);
         using var socket = await proxy.ConnectAsync("/echo");
         // Silence from both ends (no traffic first: how long that took on a busy machine would decide the test).
