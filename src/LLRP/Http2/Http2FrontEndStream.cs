@@ -422,8 +422,9 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
                             if (Exchange.RelayedTunnel is { } relayed)
                             {
                                 _server.Tunnels.Relayed(relayed, Exchange.AbortReason, _server.Stopping);
+                                await EndTunnelStreamAsync();
                             }
-                            if ((await SendAsync(complete: true)).IsCompleted)
+                            else if ((await SendAsync(complete: true)).IsCompleted)
                             {
                                 ProxyThrow.ClientGone();
                             }
@@ -466,7 +467,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
     /// <summary>
     /// The stream after a 101: the 200 goes out without END_STREAM (RFC 8441 §5), then the tunnel copies between the
     /// stream's DATA and the downstream connection until both have ended (<see cref="Tunnel"/>; a failure resets the
-    /// stream, <see cref="Http2TunnelClient.Abort"/>). The stream ends with END_STREAM if the tunnel's end did not send it.
+    /// stream, <see cref="Http2TunnelClient.Abort"/>), then <see cref="EndTunnelStreamAsync"/>.
     /// </summary>
     private async ValueTask RunTunnelAsync(ITunnelDownstream downstream)
     {
@@ -492,13 +493,28 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
         {
             if (await tunnel.RunAsync() != TunnelEnd.Error)
             {
-                await SendAsync(complete: true);
+                await EndTunnelStreamAsync();
             }
         }
         finally
         {
             _tunnel = null;
         }
+    }
+
+    /// <summary>
+    /// A tunnel ended without failing: END_STREAM (nothing if its end sent it already), unless bytes the client's window
+    /// held back are left (the tunnel ended idle or stopping while the client did not read): they cannot be delivered
+    /// now, and waiting for the window would hold the stream, so RST_STREAM CANCEL.
+    /// </summary>
+    private async ValueTask EndTunnelStreamAsync()
+    {
+        if (ResponseBody.UnsentLength > 0)
+        {
+            Connection?.Reset(this, LLHttp2.Http2ErrorCode.Cancel);
+            return;
+        }
+        await SendAsync(complete: true);
     }
 
     /// <summary><see cref="ProxyServer.Fail"/> decides, as for every front end; an abort resets the stream.</summary>

@@ -8,11 +8,14 @@ using LLRP.Tests.Infrastructure;
 namespace LLRP.Tests.Upgrade;
 
 /// <summary>One proxy per tunnelling variant, h2c with prior knowledge, in front of one <see cref="HandshakeOrigin"/>.</summary>
-public sealed class Http2TunnelProxies : IAsyncLifetime
+public class Http2TunnelProxies : IAsyncLifetime
 {
     private readonly Dictionary<string, Task<Microsoft.AspNetCore.Builder.WebApplication>> _proxies = [];
 
     public HandshakeOrigin Origin { get; } = new();
+
+    /// <summary>The proxies' options beside the listener, the downstream and the variant's.</summary>
+    protected virtual string[] Options => [];
 
     internal async Task<(Uri Url, LLRP.Connections.ProxyServer Server)> GetAsync(string variant)
     {
@@ -32,7 +35,7 @@ public sealed class Http2TunnelProxies : IAsyncLifetime
         async Task<Microsoft.AspNetCore.Builder.WebApplication> StartAsync(string name)
         {
             var app = LLRP.Hosting.ProxyHost.Build(["--urls", "http://127.0.0.1:0", "--protocols", "h2", "--downstream", $"http://127.0.0.1:{Origin.Port}",
-                .. Variants.Get(name).Arguments]);
+                .. Variants.Get(name).Arguments, .. Options]);
             await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
             return app;
         }
@@ -285,6 +288,79 @@ public sealed class Http2WebSocketTests(Http2TunnelProxies proxies) : IClassFixt
         var frame = await NextOnAsync(h2, 1);
         Assert.True(frame.Type == H2Frame.RstStream && frame.ErrorCode == H2Frame.ProtocolError, $"{rule}: {frame}");
         await AssertServesAsync(h2, 3);
+    }
+}
+
+/// <summary>The same proxies with a one-second tunnelIdleTimeout.</summary>
+public sealed class Http2IdleTunnelProxies : Http2TunnelProxies
+{
+    protected override string[] Options => ["--tunnelIdleTimeout", "1"];
+}
+
+/// <summary>
+/// tunnelIdleTimeout on a tunnel that is an HTTP/2 stream, kept by the HTTP/2 connection's deadline sweep: the stream
+/// ends (END_STREAM; RST_STREAM CANCEL when the client's window holds bytes back, which could not be delivered) and the
+/// connection carries on. No timing is asserted: each wait is bounded by the cap only.
+/// </summary>
+public sealed class Http2TunnelIdleTests(Http2IdleTunnelProxies proxies) : IClassFixture<Http2IdleTunnelProxies>
+{
+    public static TheoryData<string> Tunnelling => [.. WebSocketTests.Tunnelling];
+
+    private static byte[] Connect(string path) =>
+        H2Connection.Frame(H2Frame.Headers, H2Frame.EndHeaders, 1, H2Connection.Block((":method", "CONNECT"), (":protocol", "websocket"), (":scheme", "http"),
+            (":path", path), (":authority", "h2.example"), ("sec-websocket-version", "13")));
+
+    private static async Task<H2Frame> NextOnAsync(H2Connection h2, int streamId)
+    {
+        while (true)
+        {
+            var frame = await h2.ReadFrameAsync() ?? throw new IOException($"the connection ended while stream {streamId} waited");
+            if (frame.StreamId == streamId && frame.Type is H2Frame.Headers or H2Frame.Data or H2Frame.RstStream)
+            {
+                return frame;
+            }
+        }
+    }
+
+    private static async Task AssertServesAsync(H2Connection h2, int streamId, bool openWindow = false)
+    {
+        await h2.SendRequestAsync(streamId, h2.RequestBlock("GET", "/plain"));
+        if (openWindow)
+        {
+            await h2.WriteRawAsync(H2Connection.WindowUpdate(streamId, 1000));
+        }
+        var response = await h2.ReadResponseAsync(streamId);
+        Assert.True(response.Status == 200 && response.Complete, $"stream {streamId} was not served: {response.Describe()}");
+    }
+
+    [Theory, MemberData(nameof(Tunnelling))]
+    public async Task A_tunnel_stream_that_carries_nothing_ends_with_END_STREAM(string variant)
+    {
+        var (url, server) = await proxies.GetAsync(variant);
+        var idled = server.Tunnels.EndedBy(LLRP.Connections.TunnelEnd.IdleTimeout);
+        await using var h2 = await H2Connection.OpenAsync(url);
+        await h2.WriteRawAsync(Connect("/echo"));
+        Assert.Equal(200, (await NextOnAsync(h2, 1)).Status);
+
+        var end = await NextOnAsync(h2, 1);
+        Assert.True(end.Type == H2Frame.Data && end.Payload.Length == 0 && (end.Flags & H2Frame.EndStream) != 0, $"expected an empty DATA with END_STREAM, got {end}");
+        Assert.True(await WebSocketTests.Until(() => server.Tunnels.EndedBy(LLRP.Connections.TunnelEnd.IdleTimeout) > idled), "the tunnel did not end by its idle timeout");
+        await AssertServesAsync(h2, 3);
+    }
+
+    [Theory, MemberData(nameof(Tunnelling))]
+    public async Task A_tunnel_stream_whose_client_window_holds_bytes_back_is_reset_when_it_idles(string variant)
+    {
+        var (url, _) = await proxies.GetAsync(variant);
+        // SETTINGS_INITIAL_WINDOW_SIZE 0: the proxy may send no DATA on any stream until a WINDOW_UPDATE opens it.
+        await using var h2 = await H2Connection.OpenAsync(url, tls: false, settings: [(H2Connection.SettingsInitialWindowSize, 0)]);
+        await h2.WriteRawAsync(Connect("/echo"));
+        Assert.Equal(200, (await NextOnAsync(h2, 1)).Status);
+        await h2.WriteRawAsync(H2Connection.Frame(H2Frame.Data, 0, 1, Wire.Bytes("held back")));
+
+        var end = await NextOnAsync(h2, 1);
+        Assert.True(end.Type == H2Frame.RstStream && end.ErrorCode == H2Frame.Cancel, $"expected RST_STREAM CANCEL, got {end}");
+        await AssertServesAsync(h2, 3, openWindow: true);
     }
 }
 
