@@ -32,8 +32,8 @@ internal sealed class Exchange : IDisposable
     // once its awaits fail. The first reason stays: the timer and the client's close may race.
     private int _abortReason;
     private ProxyException? _requestFailure;
-    // The client connection, when the front end can turn it into a tunnel after a 101 (ProxyConnection can; a front
-    // end whose responses Kestrel frames cannot).
+    // The client end, when the front end can turn it into a tunnel after a 101 (ProxyConnection its connection, the
+    // HTTP/2 front end a stream's DATA both ways; a front end whose responses Kestrel frames cannot).
     private readonly IDuplexPipe? _client;
 
     /// <param name="downstreamResponseTimeout">How long the exchange may wait without progress.</param>
@@ -41,8 +41,8 @@ internal sealed class Exchange : IDisposable
     /// <param name="connectionIndex">The client connection's number in arrival order (HttpContext's ConnectionId).</param>
     /// <param name="tls">The client connection is TLS: the forwarded request says so in X-Forwarded-Proto.</param>
     /// <param name="client">
-    /// The client connection, given by a front end that tunnels after a 101 (<see cref="SwitchProtocols"/>,
-    /// <see cref="SwitchProtocolsInPlace"/>); null where it cannot.
+    /// The client connection (or, for an HTTP/2 stream, its request and response bodies), given by a front end that
+    /// tunnels after a 101 (<see cref="SwitchProtocols"/>, <see cref="SwitchProtocolsInPlace"/>); null where it cannot.
     /// </param>
     /// <param name="tunnelIdleTimeout">How long a tunnel the variant relays may carry nothing (<see cref="SwitchProtocolsInPlace"/>).</param>
     public Exchange(RequestHead head, RequestBodyReader body, ResponseWriter response, TimeSpan downstreamResponseTimeout, byte[] forwardedFor, int connectionIndex,

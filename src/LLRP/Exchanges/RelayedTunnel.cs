@@ -8,7 +8,7 @@ namespace LLRP.Exchanges;
 /// (<see cref="Exchange.SwitchProtocolsInPlace"/>): YARP's forwarder upgrades through IHttpUpgradeFeature and copies
 /// between the stream it gets and the downstream's. Reads take the client's bytes from the connection's input pipe
 /// (the first ones may have come right after the upgrade request), writes go through its output pipe and are flushed
-/// at once. Each transfer restarts the exchange's deadline, which is tunnelIdleTimeout from the switch on, so the
+/// at once; for an HTTP/2 stream (RFC 8441) the pipes are the stream's request and response bodies, DATA both ways. Each transfer restarts the exchange's deadline, which is tunnelIdleTimeout from the switch on, so the
 /// proxy's one deadline sweep keeps the tunnel's idle time as it does for the tunnels the front end runs.
 /// </summary>
 internal sealed class RelayedTunnel(IDuplexPipe client, Exchange exchange) : Stream
