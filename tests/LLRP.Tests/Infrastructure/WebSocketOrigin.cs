@@ -12,8 +12,8 @@ namespace LLRP.Tests.Infrastructure;
 /// ASP.NET Core's WebSockets middleware.
 /// /echo sends every frame back as it came (type, payload and end-of-message flag, so a fragmented message comes back
 /// fragmented) and answers a close with the same code and description; /close?code=N closes from the server's side
-/// with N; /die sends the first fragment of a binary message and aborts its connection (an origin going away
-/// mid-message). Not src/Downstream: that origin is one terminal handler for the benchmarks.
+/// with N; /die?id=X sends the first fragment of a binary message and aborts its connection once the test calls
+/// Die(X) (an origin going away mid-message). Not src/Downstream: that origin is one terminal handler for the benchmarks.
 /// </summary>
 public sealed class WebSocketOrigin : IAsyncDisposable
 {
@@ -27,6 +27,13 @@ public sealed class WebSocketOrigin : IAsyncDisposable
 
     /// <summary>http:// or https://127.0.0.1:port.</summary>
     public Uri Url { get; }
+
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<string, TaskCompletionSource> _dieSignals = new();
+
+    /// <summary>Lets the /die?id=<paramref name="id"/> connection go (aborted, a reset), its fragment received.</summary>
+    public void Die(string id) => DieSignal(id).TrySetResult();
+
+    private TaskCompletionSource DieSignal(string id) => _dieSignals.GetOrAdd(id, static _ => new(TaskCreationOptions.RunContinuationsAsynchronously));
 
     /// <summary>Close codes the origin received from clients, in order.</summary>
     public System.Collections.Concurrent.ConcurrentQueue<int> ReceivedCloseCodes { get; } = new();
@@ -82,8 +89,9 @@ public sealed class WebSocketOrigin : IAsyncDisposable
         {
             var socket = await context.WebSockets.AcceptWebSocketAsync();
             await socket.SendAsync(Wire.Body(1000), WebSocketMessageType.Binary, endOfMessage: false, context.RequestAborted);
-            // Let the fragment leave before the connection goes.
-            await Task.Delay(100);
+            // Aborted once the test has the fragment (Die), not after a pause: a reset that overtook the proxy's read
+            // of the fragment would lose it, and a pause long enough on a loaded machine is no pause at all.
+            await origin!.DieSignal(context.Request.Query["id"].ToString()).Task.WaitAsync(Wire.Cap);
             context.Abort();
         });
         await app.StartAsync(Wire.Deadline(TimeSpan.FromSeconds(30)));
@@ -114,6 +122,7 @@ public sealed class WebSocketOrigin : IAsyncDisposable
 public sealed class WebSocketProxy : IAsyncDisposable
 {
     private readonly WebApplication _app;
+    private readonly System.Collections.Concurrent.ConcurrentBag<HttpMessageInvoker> _invokers = [];
 
     private WebSocketProxy(WebApplication app, WebSocketOrigin origin, Uri url, bool tls, bool http2)
     {
@@ -180,7 +189,11 @@ public sealed class WebSocketProxy : IAsyncDisposable
         configure?.Invoke(socket.Options);
         var uri = new Uri($"{(Tls ? "wss" : "ws")}://localhost:{Url.Port}{path}");
         socket.Options.CollectHttpResponseDetails = true;
-        using var invoker = new HttpMessageInvoker(TestCertificates.Handler());
+        // Kept until the proxy is disposed, not disposed here: over HTTP/2 the WebSocket is a stream of the handler's
+        // pooled connection, which disposing the handler would end under it (over HTTP/1.1 the upgraded connection has
+        // left the pool, so either way works).
+        var invoker = new HttpMessageInvoker(TestCertificates.Handler());
+        _invokers.Add(invoker);
         await socket.ConnectAsync(uri, invoker, deadline.CanBeCanceled ? deadline : Wire.Deadline());
         // The handshake's answer says which protocol carried it: 200 over HTTP/2 (RFC 8441 §5), 101 over HTTP/1.1.
         var expected = Http2 ? System.Net.HttpStatusCode.OK : System.Net.HttpStatusCode.SwitchingProtocols;
@@ -205,6 +218,10 @@ public sealed class WebSocketProxy : IAsyncDisposable
         {
             await _app.DisposeAsync();
             await Origin.DisposeAsync();
+            foreach (var invoker in _invokers)
+            {
+                invoker.Dispose();
+            }
         }
     }
 }
