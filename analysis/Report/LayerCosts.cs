@@ -13,11 +13,15 @@ namespace LLRP.Analysis;
 /// </summary>
 internal sealed class LayerCosts(Analysis a, StringBuilder md)
 {
-    private sealed record Layer(string Name, string With, string? Without);
+    /// <param name="Optional">Shown only where its variant ran: a layer beside the chain rather than in it.</param>
+    private sealed record Layer(string Name, string With, string? Without, bool Optional = false);
 
     private static readonly Layer[] Layers =
     [
         new("Kestrel transport + request side + LLHttp", "llrp-llhttp", null),
+        // The same llhttp behind Kestrel's HTTP layer (--frontEnd kestrel) instead of the proxy's own front end: over
+        // HTTP/1.1 Kestrel's HTTP/1.1, over h2 and h2c its HTTP/2. Sittings that run it are few, so it is shown only there.
+        new("Kestrel's HTTP layer instead of the proxy's own front end", "llrp-kestrel-h1", "llrp-llhttp", Optional: true),
         new("HttpClient instead of LLHttp", "llrp-httpclient", "llrp-llhttp"),
         new("HttpContext", "llrp-httpclientwithcontext", "llrp-httpclient"),
         new("HttpForwarder (YARP's IHttpForwarder)", "llrp-yarp", "llrp-httpclientwithcontext"),
@@ -59,6 +63,10 @@ internal sealed class LayerCosts(Analysis a, StringBuilder md)
             var rows = new List<(Layer Layer, Cost? Cpu, Cost? Alloc)>();
             foreach (var layer in Layers)
             {
+                if (layer.Optional && a.Get(p, layer.With) is null)
+                {
+                    continue;
+                }
                 var cpu = Of(p, layer, f => f.CpuUsPerRequest);
                 var alloc = Of(p, layer, f => f.AllocatedPerRequest);
                 rows.Add((layer, cpu, alloc));

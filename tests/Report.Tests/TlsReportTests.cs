@@ -2,7 +2,10 @@ using Xunit;
 
 namespace LLRP.Analysis.Tests;
 
-/// <summary>The TLS parts of the report: the schemes of a point, what each proxy negotiated, the handshake rate and the TLS layer.</summary>
+/// <summary>
+/// The TLS parts of the report (the schemes of a point, what each proxy negotiated, the handshake rate, the TLS layer) and
+/// the table of what each layer costs.
+/// </summary>
 public sealed class TlsReportTests : IDisposable
 {
     private const string Tls13 = """ "tls/protocol": "TLSv1.3", "tls/cipher": "TLS_AES_256_GCM_SHA384", "tls/group": "X25519" """;
@@ -112,6 +115,25 @@ public sealed class TlsReportTests : IDisposable
         // Inbound: 5 and 6 µs, 60 and 80 B, the origin +0.5 and -0.5; outbound: 5 and 4 µs, 40 and 50 B.
         Assert.Contains("| llrp-llhttp | 5.5 (5.0 to 6.0) | 70 (60 to 80) | 0.0 (-0.5 to 0.5) **inside noise** | 4.5 (4.0 to 5.0) | 45 (40 to 50) |", markdown, StringComparison.Ordinal);
         Assert.Contains("| nginx | 3.0 (3.0 to 3.0), 1 round | - | 0.0 (0.0 to 0.0), 1 round | - | - |", markdown, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void KestrelsHttpLayerIsARowOnlyWhereItsVariantRan()
+    {
+        // Kestrel's layer in front of llhttp: 31 and 33 µs against 15 and 16 with the proxy's own front end.
+        Write("h2", "llrp-llhttp", 1, "https", "http", "plaintext", 15, 7, Tls13, 1);
+        Write("h2", "llrp-llhttp", 2, "https", "http", "plaintext", 16, 7, Tls13, 1);
+        Write("h2", "llrp-kestrel-h1", 1, "https", "http", "plaintext", 31, 7, Tls13, 1301);
+        Write("h2", "llrp-kestrel-h1", 2, "https", "http", "plaintext", 33, 7, Tls13, 1311);
+        Write("h1", "llrp-llhttp", 1, "http", "http", "plaintext", 15, 7, "", 0);
+
+        var withKestrel = Report("h2");
+        var without = Report("h1");
+
+        Assert.Contains("| Kestrel's HTTP layer instead of the proxy's own front end | llrp-kestrel-h1 − llrp-llhttp | 16.5 (16.0 to 17.0) | 1305 (1300 to 1310) |",
+            withKestrel, StringComparison.Ordinal);
+        Assert.Contains("| Kestrel transport + request side + LLHttp | llrp-llhttp |", without, StringComparison.Ordinal);
+        Assert.DoesNotContain("Kestrel's HTTP layer", without, StringComparison.Ordinal);
     }
 
     [Fact]
