@@ -1,5 +1,4 @@
 using System.Globalization;
-using System.Net;
 using LLHttp.Sockets;
 
 namespace LLRP;
@@ -20,8 +19,7 @@ public enum ClientKind
 /// </summary>
 public sealed class ProxyOptions
 {
-    // The port run-local.sh and crank/smoke.sh expect; loopback only, so a bare start exposes nothing.
-    public const string DefaultUrls = "http://127.0.0.1:8080";
+    // Each default is its option's (Option in CommandLine.cs, with the reason for it).
 
     /// <summary>The downstreams, how one is chosen, and health: what the balancer uses.</summary>
     public required BalancingOptions Balancing { get; init; }
@@ -30,22 +28,19 @@ public sealed class ProxyOptions
     public RequestLimits Limits { get; init; } = new();
 
     /// <summary>The --urls value as given, and the addresses it names.</summary>
-    public string Urls { get; init; } = DefaultUrls;
+    public string Urls { get; init; } = Option.Urls.DefaultValue;
 
-    public ListenEndPoint[] ListenEndPoints { get; init; } = [new(new IPEndPoint(IPAddress.Loopback, 8080), Tls: false)];
+    public ListenEndPoint[] ListenEndPoints { get; init; } = CommandLine.ListenEndPoints(Option.Urls.DefaultValue);
 
     /// <summary>TLS on either side: the listeners' certificate and handshake timeout, and what downstreams are trusted.</summary>
     public TlsOptions Tls { get; init; } = new();
 
-    // Not given: each listener's default (ProtocolsOf).
-    public ListenProtocols? Protocols { get; init; }
+    /// <summary>--protocols; null: each listener's default (<see cref="ProtocolsOf"/>).</summary>
+    public ListenProtocols? Protocols { get; init; } = Option.Protocols.DefaultValue;
 
-    // The raw handler by default: it is what LLRP measures; kestrel adds Kestrel's HTTP/1.1 layer for the layer table.
-    public FrontEnd FrontEnd { get; init; } = FrontEnd.Raw;
+    public FrontEnd FrontEnd { get; init; } = Option.FrontEnd.DefaultValue;
 
-    // Kestrel's Http2Limits.MaxStreamsPerConnection default (100), which is also the least RFC 9113 §6.5.2 recommends a
-    // server allow; nginx's http2_max_concurrent_streams is 128.
-    public int Http2MaxConcurrentStreams { get; init; } = 100;
+    public int Http2MaxConcurrentStreams { get; init; } = Option.Http2MaxConcurrentStreams.DefaultValue;
 
     /// <summary>
     /// What <paramref name="endPoint"/> speaks: --protocols, or by default HTTP/1.1 and HTTP/2 on https:// (ALPN chooses,
@@ -62,7 +57,7 @@ public sealed class ProxyOptions
         _ => "http1,h2",
     };
 
-    public ClientKind Client { get; init; } = ClientKind.LLHttp;
+    public ClientKind Client { get; init; } = Option.Client.DefaultValue;
 
     public static string Name(DownstreamProtocol protocol) => protocol switch
     {
@@ -71,100 +66,66 @@ public sealed class ProxyOptions
         _ => "http1",
     };
 
-    // "shareClients*" keep the original LLRP's names so crank's --application.environmentVariables works.
-    public bool ShareClients { get; init; }
-    public bool ShareClientsRoundRobin { get; init; }
-    public int ShareClientsCount { get; init; } = Environment.ProcessorCount;
+    public bool ShareClients { get; init; } = Option.ShareClients.DefaultValue;
+    public bool ShareClientsRoundRobin { get; init; } = Option.ShareClientsRoundRobin.DefaultValue;
+    public int ShareClientsCount { get; init; } = Option.ShareClientsCount.DefaultValue;
 
-    // Matches SocketsHttpHandler's MaxResponseHeadersLength (64 KiB); a larger downstream head is a 502.
-    public int MaxResponseHeadersTotalSize { get; init; } = 64 * 1024;
+    public int MaxResponseHeadersTotalSize { get; init; } = Option.MaxResponseHeadersTotalSize.DefaultValue;
 
-    // Matches Kestrel's RequestHeadersTimeout (30 s): slowloris defence, answered with 408 and close.
-    public TimeSpan RequestHeadersTimeout { get; init; } = TimeSpan.FromSeconds(30);
+    public TimeSpan RequestHeadersTimeout { get; init; } = Option.RequestHeadersTimeout.DefaultValue;
 
-    // Matches Kestrel's KeepAliveTimeout (130 s): idle client connections between requests are closed.
-    public TimeSpan KeepAliveTimeout { get; init; } = TimeSpan.FromSeconds(130);
+    public TimeSpan KeepAliveTimeout { get; init; } = Option.KeepAliveTimeout.DefaultValue;
 
-    // How long a tunnel after a 101 (a WebSocket, RFC 9110 §7.8) may carry nothing either way before both connections
-    // close: 60 s, nginx's proxy_read_timeout default, which is what bounds an idle upgraded connection there.
-    public TimeSpan TunnelIdleTimeout { get; init; } = TimeSpan.FromSeconds(60);
+    /// <summary>How long a tunnel after a 101 may carry nothing either way before both connections close.</summary>
+    public TimeSpan TunnelIdleTimeout { get; init; } = Option.TunnelIdleTimeout.DefaultValue;
 
-    // nginx's lingering_time (30 s): a connection the proxy closes with unread input (an error answer before the request
-    // ended, a body it did not read) sends its FIN after the last response byte and reads and discards what the client
-    // still sends for at most this long before it closes (ConnectionClose), so that the close finds no unread input and
-    // the kernel's reset does not destroy the response before the client reads it. 0 closes at once.
-    public TimeSpan LingeringTime { get; init; } = TimeSpan.FromSeconds(30);
+    /// <summary>
+    /// A connection the proxy closes with unread input sends its FIN after the last response byte and reads and discards
+    /// what the client still sends for at most this long before it closes (ConnectionClose); zero closes at once.
+    /// </summary>
+    public TimeSpan LingeringTime { get; init; } = Option.LingeringTime.DefaultValue;
 
-    // nginx's lingering_timeout (5 s): that lingering close ends as soon as the client sends nothing for this long (a
-    // client that read the response and is done sends its FIN much sooner).
-    public TimeSpan LingeringTimeout { get; init; } = TimeSpan.FromSeconds(5);
+    /// <summary>That lingering close ends as soon as the client sends nothing for this long.</summary>
+    public TimeSpan LingeringTimeout { get; init; } = Option.LingeringTimeout.DefaultValue;
 
-    // maxRequestBodySize's default (30,000,000, Kestrel's MaxRequestBodySize): that lingering close ends after discarding
-    // this many bytes, about what the proxy would have read had it accepted the request. nginx bounds it by time only.
-    public long LingeringMaxBytes { get; init; } = 30_000_000;
+    /// <summary>That lingering close ends after discarding this many bytes.</summary>
+    public long LingeringMaxBytes { get; init; } = Option.LingeringMaxBytes.DefaultValue;
 
-    // Matches YARP's ForwarderHttpClientFactory ConnectTimeout (15 s); failing to connect is a 502.
-    public TimeSpan DownstreamConnectTimeout { get; init; } = TimeSpan.FromSeconds(15);
+    public TimeSpan DownstreamConnectTimeout { get; init; } = Option.DownstreamConnectTimeout.DefaultValue;
 
-    // Matches YARP's ActivityTimeout (100 s, itself HttpClient.Timeout's default): no response head by then is a 504,
-    // no body progress by then aborts the client connection.
-    public TimeSpan DownstreamResponseTimeout { get; init; } = TimeSpan.FromSeconds(100);
+    /// <summary>No response head by then is a 504; no body progress by then aborts the client connection.</summary>
+    public TimeSpan DownstreamResponseTimeout { get; init; } = Option.DownstreamResponseTimeout.DefaultValue;
 
-    // Matches SocketsHttpHandler's PooledConnectionIdleTimeout (1 min), which YARP keeps: a downstream connection idle
-    // this long is closed, so an idle client connection does not pin one (with its socket) for its whole life.
-    public TimeSpan DownstreamIdleTimeout { get; init; } = TimeSpan.FromMinutes(1);
+    public TimeSpan DownstreamIdleTimeout { get; init; } = Option.DownstreamIdleTimeout.DefaultValue;
 
     /// <summary>llhttp: SO_RCVBUF of each downstream connection; 0 leaves the kernel's (LLHttpOptions.ReceiveBufferSize).</summary>
-    public int DownstreamReceiveBuffer { get; init; }
+    public int DownstreamReceiveBuffer { get; init; } = Option.DownstreamReceiveBuffer.DefaultValue;
 
-    // 0.5 s without a connection opened, a request or an exchange in flight: a load that pauses that long has stopped
-    // for now (a busy connection's requests are micro- to milliseconds apart), and an idle proxy then gives back what
-    // its last burst left (IdleTrim), so that its memory one second after a burst is what its idle connections hold
-    // (docs/methodology.md, "Decisions and their evidence"). At most once per 16 MiB allocated, which llhttp, allocating nothing
-    // per request, reaches only through thousands of new connections. 0 turns it off.
-    public TimeSpan IdleTrimAfter { get; init; } = TimeSpan.FromSeconds(0.5);
+    /// <summary>Without a connection opened, a request or an exchange in flight this long, the proxy trims (IdleTrim).</summary>
+    public TimeSpan IdleTrimAfter { get; init; } = Option.IdleTrimAfter.DefaultValue;
 
-    // Matches HostOptions.ShutdownTimeout (30 s), the bound the generic host and Kestrel's own graceful stop use: long
-    // enough for a slow download to finish, short enough for a service manager's stop (systemd waits 90 s).
-    public TimeSpan ShutdownTimeout { get; init; } = TimeSpan.FromSeconds(30);
+    public TimeSpan ShutdownTimeout { get; init; } = Option.ShutdownTimeout.DefaultValue;
 
-    // An idle client connection pins no downstream connection past this: 1 s is far above the gap between requests of
-    // a busy keep-alive client (so the affinity holds under load) and short enough that 10,000 idle clients hold at
-    // most the shared pool's 1,024 idle downstream connections (nginx's crank config keeps 1,024 idle upstream
-    // connections per worker the same way).
-    public TimeSpan DownstreamShareAfter { get; init; } = TimeSpan.FromSeconds(1);
+    /// <summary>An idle client connection pins no downstream connection past this.</summary>
+    public TimeSpan DownstreamShareAfter { get; init; } = Option.DownstreamShareAfter.DefaultValue;
 
-    // On by default, unlike Kestrel and the runtime: inline scheduling runs Kestrel's pipe callbacks and every socket
-    // completion of the process on the socket engine's epoll threads (one per core), which saves the thread-pool hop
-    // of every read: 20-30 % less CPU per request for llhttp in two interleaved A/Bs on the 2-core box (the evidence
-    // is listed in docs/methodology.md, "Decisions and their evidence"). Its risk is that one exchange that blocks
-    // stalls every connection its thread serves; nothing on LLRP's request path blocks (its I/O is asynchronous and its
-    // logging queued). Hosting/InlineSocketCompletions.cs says what it sets and why both halves go together.
-    public bool InlineScheduling { get; init; } = true;
+    public bool InlineScheduling { get; init; } = Option.InlineScheduling.DefaultValue;
 
-    // LLHttp's own epoll engine where it runs (Linux x86-64), the runtime's elsewhere. It carries every variant's client
-    // connections (Transport/EpollConnection, Kestrel's transport) and llhttp's downstream connections; the
-    // HttpClient-based variants' downstream connections stay on the runtime's engine, a part of what those layers cost.
-    // It saves the receive that finds nothing and the poll before reuse; measured against the runtime's engine in an
-    // interleaved A/B (docs/methodology.md, "Decisions and their evidence").
-    public LLHttpSocketEngine SocketEngine { get; init; } = DefaultSocketEngine;
+    /// <summary>
+    /// What carries every variant's client connections (Transport/EpollConnection, Kestrel's transport) and llhttp's
+    /// downstream connections; the HttpClient-based variants' downstream connections stay on the runtime's engine.
+    /// </summary>
+    public LLHttpSocketEngine SocketEngine { get; init; } = Option.SocketEngine.DefaultValue;
 
-    // One loop thread per core by default, as the runtime's engine with inline completions. nginx and HAProxy run one
-    // worker/thread in the benchmarks (crank/README.md); 1 here gives llhttp the same parallelism, at no CPU saving at
-    // 64 connections and 19 % fewer requests at 256 on the 2-core box (docs/methodology.md, "Decisions and their
-    // evidence").
-    // The runtime's engine has its own variable, DOTNET_SYSTEM_NET_SOCKETS_THREAD_COUNT.
-    public int EngineThreads { get; init; } = Environment.ProcessorCount;
+    public int EngineThreads { get; init; } = Option.EngineThreads.DefaultValue;
 
-    // A computed property, not a static field: Known (above) reads it while the statics are being initialised.
-    public static LLHttpSocketEngine DefaultSocketEngine => LLHttpSocketEngine.Epoll.IsSupported() ? LLHttpSocketEngine.Epoll : LLHttpSocketEngine.Runtime;
+    /// <summary>--socketEngine's default here: epoll where LLHttp's engine runs (Linux x86-64), runtime elsewhere.</summary>
+    public static LLHttpSocketEngine DefaultSocketEngine => Option.SocketEngine.DefaultValue;
 
-    // Off by default; crank jobs set 1 so the agent collects the proxy's own numbers while the load runs.
-    public TimeSpan StatsInterval { get; init; } = TimeSpan.Zero;
+    public TimeSpan StatsInterval { get; init; } = Option.StatsInterval.DefaultValue;
 
-    // 0 = from the first request on; crank jobs pass the load's measured duration so the proxy's figures cover the
-    // measured window only (Diagnostics/SelfReport.cs).
-    public TimeSpan StatsWindow { get; init; } = TimeSpan.Zero;
+    /// <summary>Zero: from the first request on (Diagnostics/SelfReport.cs).</summary>
+    public TimeSpan StatsWindow { get; init; } = Option.StatsWindow.DefaultValue;
 
     public static string Name(ClientKind kind) => kind switch
     {

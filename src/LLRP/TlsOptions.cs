@@ -13,7 +13,6 @@ public sealed record TlsOptions
     /// <summary>The certificate https listeners present; null when every listener is cleartext.</summary>
     public X509Certificate2? ServerCertificate { get; init; }
 
-    // Matches Kestrel's HttpsConnectionAdapterOptions.HandshakeTimeout (10 s): a client that opens a TLS connection and
-    // stalls its handshake (slowloris during TLS) holds a connection this long at most.
-    public TimeSpan HandshakeTimeout { get; init; } = TimeSpan.FromSeconds(10);
+    /// <summary>A client that opens a TLS connection and stalls its handshake holds a connection this long at most.</summary>
+    public TimeSpan HandshakeTimeout { get; init; } = Option.TlsHandshakeTimeout.DefaultValue;
 }
