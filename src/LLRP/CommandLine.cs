@@ -618,6 +618,10 @@ public static class CommandLine
     public static bool AsksForHelp(IEnumerable<string> args) =>
         args.Any(a => a.ToLowerInvariant() is "--help" or "-h" or "-?" or "/?" or "/help");
 
+    /// <summary>--help-markdown: docs/options.md's table (docs/options.sh writes it there), not an option of the proxy.</summary>
+    public static bool AsksForMarkdown(IEnumerable<string> args) =>
+        args.Any(a => a.Equals("--help-markdown", StringComparison.OrdinalIgnoreCase));
+
     public static string Usage()
     {
         var names = Known.Max(o => o.Name.Length);
@@ -633,6 +637,21 @@ public static class CommandLine
             text.AppendLine(string.Create(CultureInfo.InvariantCulture, $"  --{option.Name.PadRight(names)}  {option.Default.PadRight(defaults)}  {option.Meaning}"));
         }
         return text.AppendLine(string.Create(CultureInfo.InvariantCulture, $"  {HelpNames.PadRight(names + 2)}  {"".PadRight(defaults)}  {HelpMeaning}")).ToString();
+    }
+
+    /// <summary>docs/options.md's table: every option as --help shows it, with where its default comes from.</summary>
+    public static string Markdown()
+    {
+        static string Cell(string text) => text.Replace("|", "\\|", StringComparison.Ordinal);
+        static string Code(string text) => text.Length == 0 ? "" : $"`{text}`";
+        var table = new StringBuilder()
+            .Append("| option | default | meaning | where the default comes from |\n")
+            .Append("|---|---|---|---|\n");
+        foreach (var option in Known)
+        {
+            table.Append(CultureInfo.InvariantCulture, $"| `--{option.Name}` | {Code(Cell(option.Default))} | {Cell(option.Meaning)} | {Cell(option.Reason)} |\n");
+        }
+        return table.Append(CultureInfo.InvariantCulture, $"| `{HelpNames}` |  | {HelpMeaning} |  |\n").ToString();
     }
 
     private const string HelpNames = "--help, -h";

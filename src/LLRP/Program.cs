@@ -4,6 +4,12 @@ using LLRP.Hosting;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 
+if (CommandLine.AsksForMarkdown(args))
+{
+    Console.Out.Write(CommandLine.Markdown());
+    return 0;
+}
+
 if (CommandLine.AsksForHelp(args))
 {
     Console.Out.Write(CommandLine.Usage());

@@ -151,6 +151,43 @@ public sealed class CommandLineTests
         Assert.Equal(expected.ReplaceLineEndings("\n"), CommandLine.Usage().ReplaceLineEndings("\n"));
     }
 
+    /// <summary>
+    /// docs/options.md's table is what the options render (docs/options.sh writes it): a default, a help line or the
+    /// reason for a default changed in the code and not on the page, or on the page and not in the code, fails here.
+    /// </summary>
+    [Fact]
+    public void The_options_page_table_is_what_the_options_render()
+    {
+        const string Start = "<!-- options:start -->\n";
+        const string End = "<!-- options:end -->\n";
+        var page = File.ReadAllText(Path.Combine(ArchitectureTests.RepositoryRoot(), "docs", "options.md")).ReplaceLineEndings("\n");
+        var from = page.IndexOf(Start, StringComparison.Ordinal);
+        var to = page.IndexOf(End, StringComparison.Ordinal);
+        Assert.True(from >= 0 && to > from, "docs/options.md has no options:start and options:end lines");
+        // The page shows the socket engine's default on Linux x86-64, the one cell that depends on the platform.
+        var engine = ProxyOptions.DefaultSocketEngine.ToString().ToLowerInvariant();
+        var rendered = CommandLine.Markdown().Replace($"| `--socketEngine` | `{engine}` |", "| `--socketEngine` | `epoll` |", StringComparison.Ordinal);
+
+        Assert.Equal(page[(from + Start.Length)..to], rendered);
+    }
+
+    /// <summary>The page's details below the table name only options there are: a renamed option leaves no row behind.</summary>
+    [Fact]
+    public void The_options_page_details_name_only_known_options()
+    {
+        var rows = File.ReadAllLines(Path.Combine(ArchitectureTests.RepositoryRoot(), "docs", "options.md"))
+            .SkipWhile(line => !line.StartsWith("| option | more on", StringComparison.Ordinal)).Skip(2)
+            .TakeWhile(line => line.StartsWith('|')).ToList();
+
+        Assert.NotEmpty(rows);
+        Assert.All(rows, row => Assert.Contains(CommandLine.Known, option => row.StartsWith($"| `{option.Name}` |", StringComparison.Ordinal)));
+    }
+
+    /// <summary>Every option's descriptor says where its default comes from, for the page's table.</summary>
+    [Fact]
+    public void Every_option_gives_the_reason_for_its_default() =>
+        Assert.All(CommandLine.Known, option => Assert.False(string.IsNullOrWhiteSpace(option.Reason), option.Name));
+
     [Fact]
     public async Task A_misspelt_option_is_one_line_with_a_suggestion_and_exit_2()
     {
