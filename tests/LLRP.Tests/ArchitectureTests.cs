@@ -1,6 +1,8 @@
 using System.Reflection;
 using System.Xml.Linq;
+using ArchUnitNET.Domain.Dependencies;
 using ArchUnitNET.Loader;
+using LLRP.Exchanges;
 
 namespace LLRP.Tests;
 
@@ -8,7 +10,8 @@ namespace LLRP.Tests;
 /// No namespace of src/ depends on a namespace that depends on it (docs/architecture.md). The graph is read from the
 /// built assemblies of every project under src/: a type depends on every type its signatures, fields, attributes and
 /// method bodies name. ArchUnitNET attributes a compiler-generated type (an async state machine, a lambda's closure) to
-/// the type that declares it, so each dependency counts in the namespace the source wrote it in.
+/// the type that declares it, so each dependency counts in the namespace the source wrote it in. The same reading keeps
+/// the variants away from the exchange's lifecycle (<see cref="NoVariantReachesTheExchangesLifecycle"/>).
 /// </summary>
 public sealed class ArchitectureTests
 {
@@ -73,6 +76,55 @@ public sealed class ArchitectureTests
         Assert.True(problems.Count == 0, string.Join("\n", problems));
     }
 
+    /// <summary>
+    /// A variant sees the exchange, never its lifecycle: no type of LLRP.Forwarding or LLRP.Context names
+    /// <see cref="IExchangeControl"/> (which <see cref="Exchange"/> implements explicitly, so naming it is the only way to
+    /// start, expire, abort, rebind or dispose an exchange) or calls a member of <see cref="Exchange"/> that has a
+    /// lifecycle member's name (should one become public again). The front ends do name it: were the name this looks
+    /// for stale, that would fail rather than let the check pass on nothing.
+    /// </summary>
+    [Fact]
+    public void NoVariantReachesTheExchangesLifecycle()
+    {
+        var architecture = SourceArchitecture.Load(SourceAssemblies());
+        var control = typeof(IExchangeControl).FullName!;
+        var exchange = typeof(Exchange).FullName!;
+        var lifecycle = typeof(IExchangeControl).GetMethods().Select(m => m.Name).ToHashSet(StringComparer.Ordinal);
+        string[] variants = ["LLRP.Forwarding", "LLRP.Context"];
+        string[] frontEnds = ["LLRP.Connections", "LLRP.Http2", "LLRP.KestrelHttp"];
+
+        var problems = new List<string>();
+        var frontEndUses = 0;
+        foreach (var type in architecture.Types)
+        {
+            var ns = type.Namespace?.FullName ?? "";
+            var variant = variants.Contains(ns);
+            foreach (var dependency in type.Dependencies)
+            {
+                var reachesControl = dependency.Target.FullName == control;
+                var callsLifecycle = dependency is IMemberMemberDependency { TargetMember: var member }
+                    && member.DeclaringType.FullName == exchange && lifecycle.Contains(SimpleName(member.Name));
+                if (variant && (reachesControl || callsLifecycle))
+                {
+                    problems.Add(dependency is IMemberMemberDependency called
+                        ? $"{type.FullName} uses {called.TargetMember.DeclaringType.Name}.{called.TargetMember.Name}"
+                        : $"{type.FullName} uses {dependency.Target.Name}");
+                }
+                frontEndUses += reachesControl && frontEnds.Contains(ns) ? 1 : 0;
+            }
+        }
+        Assert.True(frontEndUses > 0, $"no front end ({string.Join(", ", frontEnds)}) uses {control}: the check looks for a name the code no longer has");
+        Assert.True(problems.Count == 0, $"a variant reaches the exchange's lifecycle:\n{string.Join("\n", problems.Distinct())}");
+
+        // "Start()", or "LLRP.Exchanges.IExchangeControl.Start()" for an explicit implementation: "Start".
+        static string SimpleName(string name)
+        {
+            var end = name.IndexOf('(');
+            var bare = end < 0 ? name : name[..end];
+            return bare[(bare.LastIndexOf('.') + 1)..];
+        }
+    }
+
     [Fact]
     public void ACycleIsFoundAndPrinted()
     {
@@ -127,6 +179,20 @@ public sealed class ArchitectureTests
     }
 }
 
+/// <summary>The types of the given assemblies and what each references, as ArchUnitNET reads them.</summary>
+internal static class SourceArchitecture
+{
+    public static ArchUnitNET.Domain.Architecture Load(IEnumerable<string> assemblies)
+    {
+        var loader = new ArchLoader();
+        foreach (var path in assemblies)
+        {
+            loader = loader.LoadFilteredDirectory(Path.GetDirectoryName(path)!, Path.GetFileName(path), SearchOption.TopDirectoryOnly);
+        }
+        return loader.Build();
+    }
+}
+
 /// <summary>Namespaces and which depends on which, with one type-level example per edge to print.</summary>
 internal sealed class NamespaceGraph
 {
@@ -142,12 +208,7 @@ internal sealed class NamespaceGraph
     /// <summary>The namespaces of the given assemblies and their dependencies among themselves (not on anything else).</summary>
     public static NamespaceGraph Read(IEnumerable<string> assemblies)
     {
-        var loader = new ArchLoader();
-        foreach (var path in assemblies)
-        {
-            loader = loader.LoadFilteredDirectory(Path.GetDirectoryName(path)!, Path.GetFileName(path), SearchOption.TopDirectoryOnly);
-        }
-        var architecture = loader.Build();
+        var architecture = SourceArchitecture.Load(assemblies);
         var graph = new NamespaceGraph();
         var ours = architecture.Types.Select(NamespaceOf).ToHashSet(StringComparer.Ordinal);
         foreach (var type in architecture.Types)

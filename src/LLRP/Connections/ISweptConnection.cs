@@ -8,7 +8,7 @@ internal interface ISweptConnection
 {
     /// <summary>
     /// Called by the sweep every <see cref="ProxyServer.DeadlineSweepInterval"/>: the connection acts on its own timeouts
-    /// and on its exchanges' deadlines (<see cref="Exchanges.Exchange.IsPastDeadline"/>), so that an exchange needs no
+    /// and on its exchanges' deadlines (<see cref="Exchanges.IExchangeControl.IsPastDeadline"/>), so that an exchange needs no
     /// registration of its own.
     /// </summary>
     void CheckDeadline(long now);

@@ -55,7 +55,7 @@ internal sealed class ProxyConnection : ISweptConnection
         Rejected,
     }
 
-    private static readonly Action<object?> s_clientGone = static state => ((Exchange)state!).ClientGone();
+    private static readonly Action<object?> s_clientGone = static state => ((IExchangeControl)state!).ClientGone();
 
     private readonly ConnectionContext _context;
     private readonly PipeReader _input;
@@ -106,6 +106,10 @@ internal sealed class ProxyConnection : ISweptConnection
     private RequestHead Head { get; }
     private RequestBodyReader Body { get; }
     private ResponseWriter Response { get; }
+
+    // The exchange's lifecycle, which the connection drives and the variant never sees. Exchange is sealed, so the JIT
+    // can bind these calls to its implementation; at worst they are interface calls.
+    private IExchangeControl Control => _exchange;
 
     /// <summary>The connection's life, started by <see cref="ProxyServer.OnConnectionAsync"/>; it leaves the server's set when it ends.</summary>
     public async Task RunAsync()
@@ -202,7 +206,7 @@ internal sealed class ProxyConnection : ISweptConnection
             _inExchange = false;
             Head.Reset();
             _forwarder.Dispose();
-            _exchange.Dispose();
+            Control.Dispose();
             // Last, with everything the exchange held given back: a close that waits for the client holds nothing else.
             await ConnectionClose.EndAsync(_context, ending, _server);
         }
@@ -346,7 +350,7 @@ internal sealed class ProxyConnection : ISweptConnection
         {
             spin.SpinOnce();
         }
-        _exchange.Start();
+        Control.Start();
         _inExchange = true;
         _waiting = Waiting.Downstream;
     }
@@ -382,7 +386,7 @@ internal sealed class ProxyConnection : ISweptConnection
     /// <summary>
     /// Called by <see cref="ProxyServer"/> right before its idle trim: a connection waiting for its next request lets its
     /// forwarder give back what it keeps between exchanges (<see cref="IForwarder.ReleaseIdle"/>) and renews its
-    /// exchange's abort source (<see cref="Exchange.RenewAbortSource"/>), unless an exchange starts meanwhile.
+    /// exchange's abort source (<see cref="IExchangeControl.RenewAbortSource"/>), unless an exchange starts meanwhile.
     /// </summary>
     public void ReleaseIdle()
     {
@@ -391,7 +395,7 @@ internal sealed class ProxyConnection : ISweptConnection
             _forwarder.ReleaseIdle();
             if (Interlocked.CompareExchange(ref _exchangeGate, 1, 0) == 0)
             {
-                _exchange.RenewAbortSource();
+                Control.RenewAbortSource();
                 Volatile.Write(ref _exchangeGate, 0);
             }
         }
@@ -418,9 +422,9 @@ internal sealed class ProxyConnection : ISweptConnection
         if (waiting == Waiting.Downstream)
         {
             // A tunnel the variant relays has no end a graceful stop could wait for, as the front end's own tunnels.
-            if (_exchange.IsPastDeadline(now) || (_server.Stopping && _exchange.RelayedTunnel is not null))
+            if (Control.IsPastDeadline(now) || (_server.Stopping && _exchange.RelayedTunnel is not null))
             {
-                _exchange.Expire();
+                Control.Expire();
             }
             return;
         }
@@ -431,7 +435,7 @@ internal sealed class ProxyConnection : ISweptConnection
         if (waiting == Waiting.Drain)
         {
             // The response was sent; the body's rest did not come in time: the drain ends and the connection closes.
-            _exchange.Abort(ProxyError.RequestTimeout);
+            Control.Abort(ProxyError.RequestTimeout);
         }
         else
         {

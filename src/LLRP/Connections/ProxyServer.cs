@@ -37,7 +37,7 @@ internal sealed class ProxyServer : IDisposable
     private readonly ConcurrentDictionary<ISweptConnection, byte> _connections = new();
     // Exchanges in flight of the front ends that run several per connection (HTTP/2 streams, Kestrel's HTTP/1.1): the
     // sweep keeps their deadlines as it keeps the raw connections'.
-    private readonly ConcurrentDictionary<Exchange, byte> _streams = new();
+    private readonly ConcurrentDictionary<IExchangeControl, byte> _streams = new();
     private readonly IForwarderFactory _forwarders;
     private readonly Thread _deadlineSweep;
     private volatile bool _disposed;
@@ -140,10 +140,10 @@ internal sealed class ProxyServer : IDisposable
     }
 
     /// <summary>A front end other than the raw connection's starts <paramref name="exchange"/>: the sweep keeps its deadline.</summary>
-    public void Track(Exchange exchange) => _streams.TryAdd(exchange, 0);
+    public void Track(IExchangeControl exchange) => _streams.TryAdd(exchange, 0);
 
     /// <summary>The exchange <see cref="Track"/> was given has ended.</summary>
-    public void Untrack(Exchange exchange) => _streams.TryRemove(exchange, out _);
+    public void Untrack(IExchangeControl exchange) => _streams.TryRemove(exchange, out _);
 
     /// <summary>
     /// A front end that keeps forwarders between exchanges outside a raw connection (the pooled exchange slots of the

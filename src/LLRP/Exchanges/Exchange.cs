@@ -13,19 +13,22 @@ namespace LLRP.Exchanges;
 /// the front end itself.
 /// </summary>
 /// <remarks>
-/// The HTTP/1.1 connection loop (<c>ProxyConnection</c>) creates one per connection and reuses it request after
-/// request (<see cref="Start"/>), so a request allocates nothing. A front end with several exchanges in flight on one
-/// connection (HTTP/2 streams) creates one per stream slot and pools them the same way: everything an exchange needs is
-/// here, and the deadline and the abort are its own. The one timer that keeps time for every connection asks each
-/// exchange in flight <see cref="IsPastDeadline"/> and calls <see cref="Expire"/>.
+/// What a variant uses is this class's public surface; the lifecycle (start, expire, abort, rebind, dispose) is
+/// <see cref="IExchangeControl"/>'s, implemented explicitly so that only a front end, which names that interface, drives
+/// it. The HTTP/1.1 connection loop (<c>ProxyConnection</c>) creates one per connection and reuses it request after
+/// request (<see cref="IExchangeControl.Start"/>), so a request allocates nothing. A front end with several exchanges in
+/// flight on one connection (HTTP/2 streams) creates one per stream slot and pools them the same way: everything an
+/// exchange needs is here, and the deadline and the abort are its own. The one deadline sweep that keeps time for every
+/// connection asks each exchange in flight <see cref="IExchangeControl.IsPastDeadline"/> and calls
+/// <see cref="IExchangeControl.Expire"/>.
 /// </remarks>
-internal sealed class Exchange : IDisposable
+internal sealed class Exchange : IExchangeControl
 {
     private readonly long _responseTimeoutMs;
     private readonly long _tunnelIdleMs;
     // downstreamResponseTimeout for an exchange; tunnelIdleTimeout once a variant relays a tunnel in its place.
     private long _timeoutMs;
-    // Replaced only between exchanges (RenewAbortSource); read with Volatile.Read.
+    // Replaced only between exchanges (IExchangeControl.RenewAbortSource); read with Volatile.Read.
     private CancellationTokenSource _abort = new();
     private long _deadline = long.MaxValue;
     // Why the exchange was aborted, plus one (0: not aborted), decided when it was (the deadline or the client) and read
@@ -110,11 +113,7 @@ internal sealed class Exchange : IDisposable
         }
     }
 
-    /// <summary>
-    /// A front end that lends one exchange to requests of several connections (a stream slot) names the client of the
-    /// next one: its address for X-Forwarded-For and whether it spoke TLS.
-    /// </summary>
-    public void Rebind(byte[] forwardedFor, bool tls)
+    void IExchangeControl.Rebind(byte[] forwardedFor, bool tls)
     {
         ForwardedFor = forwardedFor;
         Tls = tls;
@@ -129,8 +128,7 @@ internal sealed class Exchange : IDisposable
     /// <summary>Why <see cref="Aborted"/> was cancelled (the deadline, the client gone...), if it was.</summary>
     public ProxyError? AbortReason => Volatile.Read(ref _abortReason) is > 0 and var reason ? (ProxyError)(reason - 1) : null;
 
-    /// <summary>The head was accepted: starts body de-framing, the response and the deadline.</summary>
-    public void Start()
+    void IExchangeControl.Start()
     {
         _requestFailure = null;
         Tunnel = null;
@@ -148,21 +146,15 @@ internal sealed class Exchange : IDisposable
     /// </summary>
     public void RestartDeadline() => Volatile.Write(ref _deadline, Environment.TickCount64 + _timeoutMs);
 
-    /// <summary>Whether the deadline has passed at <paramref name="now"/> (Environment.TickCount64).</summary>
-    public bool IsPastDeadline(long now) => now >= Volatile.Read(ref _deadline);
+    bool IExchangeControl.IsPastDeadline(long now) => now >= Volatile.Read(ref _deadline);
 
-    /// <summary>
-    /// The deadline passed: the failure is classified now, where it is known. If the exchange waited for body bytes the
-    /// client had not sent, the client is late (408, RFC 9110 §15.5.9); any other wait (the downstream not answering,
-    /// or not taking the body it is sent) is the downstream's (504, RFC 9110 §15.6.5).
-    /// </summary>
-    public void Expire() => Abort(Body.IsAwaitingClient ? ProxyError.RequestTimeout : ProxyError.DownstreamTimeout);
+    void IExchangeControl.Expire() => Abort(Body.IsAwaitingClient ? ProxyError.RequestTimeout : ProxyError.DownstreamTimeout);
 
-    /// <summary>The client closed or reset its connection: every wait ends, and there is nobody to answer.</summary>
-    public void ClientGone() => Abort(ProxyError.ClientGone);
+    void IExchangeControl.ClientGone() => Abort(ProxyError.ClientGone);
 
-    /// <summary>Ends every wait of the exchange for <paramref name="reason"/>; the first reason stays.</summary>
-    public void Abort(ProxyError reason)
+    void IExchangeControl.Abort(ProxyError reason) => Abort(reason);
+
+    private void Abort(ProxyError reason)
     {
         if (Interlocked.CompareExchange(ref _abortReason, (int)reason + 1, 0) != 0)
         {
@@ -179,13 +171,7 @@ internal sealed class Exchange : IDisposable
         }
     }
 
-    /// <summary>
-    /// A new abort source in place of the old, between exchanges. Each wait of an exchange that did wait registered on
-    /// the source, and a source keeps the table and the node its registrations used for as long as it lives (some
-    /// 150 B): the proxy's idle trim renews it, so an idle connection does not keep them. Only a front end that knows
-    /// no exchange is running or starting calls this (ProxyConnection's exchange gate).
-    /// </summary>
-    public void RenewAbortSource()
+    void IExchangeControl.RenewAbortSource()
     {
         var renewed = new CancellationTokenSource();
         var old = Interlocked.Exchange(ref _abort, renewed);
@@ -304,6 +290,5 @@ internal sealed class Exchange : IDisposable
         return RelayedTunnel = new RelayedTunnel(_client!, this);
     }
 
-    /// <summary>The front end is done with the exchange for good.</summary>
-    public void Dispose() => Volatile.Read(ref _abort).Dispose();
+    void IExchangeControl.Dispose() => Volatile.Read(ref _abort).Dispose();
 }

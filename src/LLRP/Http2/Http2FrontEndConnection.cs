@@ -680,7 +680,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
             // graceful stop could wait for.
             foreach (var stream in _streams.Values)
             {
-                if (stream.InFlight && (stream.Exchange.IsPastDeadline(now) || (_server.Stopping && stream.Exchange.RelayedTunnel is not null)))
+                if (stream.InFlight && (stream.Control.IsPastDeadline(now) || (_server.Stopping && stream.Exchange.RelayedTunnel is not null)))
                 {
                     _expired.Add(stream);
                 }
@@ -692,7 +692,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
         }
         foreach (var stream in _expired)
         {
-            stream.Exchange.Expire();
+            stream.Control.Expire();
         }
         _expired.Clear();
         // A tunnel's idle time and the stop, as the HTTP/1.1 connection checks its own (Tunnel.Check).

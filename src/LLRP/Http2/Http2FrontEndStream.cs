@@ -75,6 +75,12 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
 
     public Exchange Exchange { get; }
 
+    /// <summary>
+    /// The exchange's lifecycle, which the stream and its connection's sweep drive and the variant never sees. Exchange is
+    /// sealed, so the JIT can bind these calls to its implementation; at worst they are interface calls.
+    /// </summary>
+    public IExchangeControl Control => Exchange;
+
     /// <summary>The stream as a tunnel's client end, the same object for every stream the slot serves.</summary>
     private Http2TunnelClient TunnelClient { get; }
 
@@ -159,7 +165,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
         _trailersStart = -1;
         Status = 0;
         ContentLength = -1;
-        Exchange.Rebind(connection.Peer.ForwardedFor, connection.Peer.Tls);
+        Control.Rebind(connection.Peer.ForwardedFor, connection.Peer.Tls);
     }
 
     // ---- The request head, from the read loop (under the connection's lock) ----
@@ -344,7 +350,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
         Interlocked.MemoryBarrier();
         if (_running)
         {
-            Exchange.ClientGone();
+            Control.ClientGone();
         }
     }
 
@@ -403,7 +409,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
                     // boxes, an async method per stream would allocate its state machine; this loop's is the slot's.
                     try
                     {
-                        Exchange.Start();
+                        Control.Start();
                         // From here the connection's sweep holds the exchange to its deadline (no registration per stream).
                         InFlight = true;
                         await _forwarder.ForwardAsync(Exchange);
@@ -668,7 +674,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
         _disposed = true;
         _start.Set();
         _forwarder.Dispose();
-        Exchange.Dispose();
+        Control.Dispose();
     }
 
     /// <summary>The stored fields of a response, without allocating.</summary>

@@ -49,6 +49,10 @@ internal sealed class ExchangeSlot : IPooledSlot
 
     public Exchange Exchange { get; }
 
+    // The exchange's lifecycle, which the slot drives and the variant never sees. Exchange is sealed, so the JIT can bind
+    // these calls to its implementation; at worst they are interface calls.
+    private IExchangeControl Control => Exchange;
+
     /// <summary>The variant's forwarder, kept with the slot between requests.</summary>
     public IForwarder Forwarder => _forwarder;
 
@@ -77,7 +81,7 @@ internal sealed class ExchangeSlot : IPooledSlot
             // Every listener served by Kestrel's HTTP layer sets it (KestrelFrontEnd): a connection without it is a bug.
             throw new InvalidOperationException("A request reached the proxy's application without its connection.");
         }
-        Exchange.Rebind(connection.Peer.ForwardedFor, connection.Peer.Tls);
+        Control.Rebind(connection.Peer.ForwardedFor, connection.Peer.Tls);
         Body.Bind(features.Get<IRequestBodyPipeFeature>()!.Reader);
         _kestrelResponse.Bind(features.Get<IHttpResponseFeature>()!, features.Get<IHttpResponseTrailersFeature>());
         Response.Bind(_kestrelResponse, features.Get<IHttpResponseBodyFeature>()!.Writer);
@@ -111,7 +115,7 @@ internal sealed class ExchangeSlot : IPooledSlot
 
     private async Task ForwardAsync(IHttpRequestLifetimeFeature lifetime, StreamConnection connection)
     {
-        var reset = lifetime.RequestAborted.Register(static state => ((Exchange)state!).ClientGone(), Exchange);
+        var reset = lifetime.RequestAborted.Register(static state => ((IExchangeControl)state!).ClientGone(), Exchange);
         // The other way: an exchange aborted after its response started (its deadline passed while a flush waited for
         // the client's window) resets the stream, which ends that flush; before, the failure is answered (FailAsync).
         _lifetime = lifetime;
@@ -126,7 +130,7 @@ internal sealed class ExchangeSlot : IPooledSlot
         _server.Track(Exchange);
         try
         {
-            Exchange.Start();
+            Control.Start();
             await _forwarder.ForwardAsync(Exchange);
             if (!Response.IsComplete)
             {
@@ -234,6 +238,6 @@ internal sealed class ExchangeSlot : IPooledSlot
     public void Dispose()
     {
         _forwarder.Dispose();
-        Exchange.Dispose();
+        Control.Dispose();
     }
 }
