@@ -160,7 +160,7 @@ public sealed class ExchangeFailureTests
     }
 
     // The deadline falls exactly downstreamResponseTimeout after the last progress (the sweep that acts on it runs every
-    // ProxyServer.DeadlineSweepInterval), and progress moves it; given the clock readings, no waiting involved.
+    // DeadlineSweep.Interval), and progress moves it; given the clock readings, no waiting involved.
     [Fact]
     public void The_deadline_falls_one_timeout_after_the_last_progress()
     {

@@ -7,7 +7,7 @@ namespace LLRP.Connections;
 internal interface ISweptConnection
 {
     /// <summary>
-    /// Called by the sweep every <see cref="ProxyServer.DeadlineSweepInterval"/>: the connection acts on its own timeouts
+    /// Called by the sweep every <see cref="DeadlineSweep.Interval"/>: the connection acts on its own timeouts
     /// and on its exchanges' deadlines (<see cref="Exchanges.IExchangeControl.IsPastDeadline"/>), so that an exchange needs no
     /// registration of its own.
     /// </summary>

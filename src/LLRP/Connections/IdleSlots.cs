@@ -39,7 +39,7 @@ internal sealed class SlotGate
     public void Exit() => Volatile.Write(ref _held, 0);
 }
 
-/// <summary>What the deadline sweep calls on every front end's idle slots (<see cref="ProxyServer.UseIdleSlots"/>).</summary>
+/// <summary>What the deadline sweep calls on every front end's idle slots (<see cref="DeadlineSweep.UseIdleSlots"/>).</summary>
 internal interface IIdleForwarders
 {
     /// <summary>Each idle forwarder's <see cref="IForwarder.OnIdle"/>, or with <paramref name="release"/> its <see cref="IForwarder.ReleaseIdle"/>.</summary>
@@ -63,7 +63,7 @@ internal sealed class IdleSlots<TSlot> : IIdleForwarders, IDisposable
     private readonly ConcurrentQueue<TSlot> _idle = new();
     private volatile bool _disposed;
 
-    public IdleSlots(ProxyServer server) => server.UseIdleSlots(this);
+    public IdleSlots(ProxyServer server) => server.Sweep.UseIdleSlots(this);
 
     /// <summary>An idle slot, now held by the caller; false when none is idle (the caller makes one: a new slot is held).</summary>
     public bool TryRent(out TSlot slot)

@@ -111,7 +111,7 @@ internal sealed class ProxyConnection : ISweptConnection
     // can bind these calls to its implementation; at worst they are interface calls.
     private IExchangeControl Control => _exchange;
 
-    /// <summary>The connection's life, started by <see cref="ProxyServer.OnConnectionAsync"/>; it leaves the server's set when it ends.</summary>
+    /// <summary>The connection's life, started by <see cref="ProxyServer.OnConnectionAsync"/>; it leaves the set of what is in flight when it ends.</summary>
     public async Task RunAsync()
     {
         using var closed = WatchClientClosed();
@@ -134,7 +134,7 @@ internal sealed class ProxyConnection : ISweptConnection
                     if (_rejection == ProxyError.RequestTimeout)
                     {
                         // A head too slow is not a refused one: the exchange began and failed on the client's side.
-                        _server.Failed.Answered(ProxyErrors.StatusCode(_rejection));
+                        _server.Counters.Failed.Answered(ProxyErrors.StatusCode(_rejection));
                     }
                     await Response.WriteErrorAsync(ProxyErrors.StatusCode(_rejection));
                     // The rest of the head, or a body, may still be on its way.
@@ -168,7 +168,7 @@ internal sealed class ProxyConnection : ISweptConnection
                     return;
                 }
                 _inExchange = false;
-                _server.CountRequest();
+                _server.Counters.CountRequest();
                 // The downstream switched protocols (101): the connection is a tunnel until either side ends, never HTTP again.
                 if (_exchange.Tunnel is { } downstream)
                 {
@@ -201,7 +201,7 @@ internal sealed class ProxyConnection : ISweptConnection
         finally
         {
             // First, so that the sweep and a graceful stop stop looking at it even if a disposal below throws.
-            _server.ConnectionEnded(this);
+            _server.InFlight.ConnectionEnded(this);
             _waiting = Waiting.Nothing;
             _inExchange = false;
             Head.Reset();
@@ -218,7 +218,7 @@ internal sealed class ProxyConnection : ISweptConnection
     /// </summary>
     private async Task<ConnectionEnding> RunTunnelAsync(ITunnelDownstream downstream)
     {
-        var tunnel = new Tunnel(new ConnectionTunnelClient(_context), downstream, _options.TunnelIdleTimeout, _server.Tunnels);
+        var tunnel = new Tunnel(new ConnectionTunnelClient(_context), downstream, _options.TunnelIdleTimeout, _server.Counters.Tunnels);
         _tunnel = tunnel;
         _waiting = Waiting.Tunnel;
         try
@@ -234,7 +234,7 @@ internal sealed class ProxyConnection : ISweptConnection
 
     /// <summary>A tunnel the variant relayed itself has ended (<see cref="TunnelCounters.Relayed"/>): the connection closes, aborted after a failure.</summary>
     private ConnectionEnding EndRelayedTunnel(RelayedTunnel relayed) =>
-        _server.Tunnels.Relayed(relayed, _exchange.AbortReason, _server.Stopping) == TunnelEnd.Error ? ConnectionEnding.Abort : ConnectionEnding.Close;
+        _server.Counters.Tunnels.Relayed(relayed, _exchange.AbortReason, _server.Stopping) == TunnelEnd.Error ? ConnectionEnding.Abort : ConnectionEnding.Close;
 
     // The client closing aborts the exchange in flight. The epoll transport calls back without a token registration,
     // which would leave a registration table and a node on its source for the connection's life (IClientClosedFeature).
@@ -326,7 +326,7 @@ internal sealed class ProxyConnection : ISweptConnection
         catch (Exception e) when (ProxyErrors.IsRejection(e))
         {
             _input.AdvanceTo(buffer.End);
-            _server.CountRejected();
+            _server.Counters.CountRejected();
             _rejection = ProxyErrors.RejectionOf(e);
             return HeadStatus.Rejected;
         }
@@ -384,7 +384,7 @@ internal sealed class ProxyConnection : ISweptConnection
     }
 
     /// <summary>
-    /// Called by <see cref="ProxyServer"/> right before its idle trim: a connection waiting for its next request lets its
+    /// Called by <see cref="DeadlineSweep"/> right before its idle trim: a connection waiting for its next request lets its
     /// forwarder give back what it keeps between exchanges (<see cref="IForwarder.ReleaseIdle"/>) and renews its
     /// exchange's abort source (<see cref="IExchangeControl.RenewAbortSource"/>), unless an exchange starts meanwhile.
     /// </summary>
@@ -401,7 +401,7 @@ internal sealed class ProxyConnection : ISweptConnection
         }
     }
 
-    /// <summary>Called by <see cref="ProxyServer"/>'s deadline sweep: enforces whichever timeout applies now.</summary>
+    /// <summary>Called by the <see cref="DeadlineSweep"/>: enforces whichever timeout applies now.</summary>
     public void CheckDeadline(long now)
     {
         var waiting = _waiting;

@@ -1,6 +1,4 @@
-using System.Collections.Concurrent;
 using LLRP.Balancing;
-using LLRP.Buffers;
 using LLRP.Errors;
 using LLRP.Exchanges;
 using Microsoft.AspNetCore.Connections;
@@ -22,59 +20,38 @@ internal enum FailedExchange
 }
 
 /// <summary>
-/// The state every connection shares: options, the variant's forwarder factory, the one timer that enforces every
-/// timeout of every connection, and the counters the proxy reports about itself.
+/// The state every connection shares: options, the downstreams, the variant's forwarder factory, the one decision for a
+/// failed exchange and the logging; beside them what the proxy counts (<see cref="Counters"/>), what is in flight
+/// (<see cref="InFlight"/>) and the sweep that keeps their time (<see cref="Sweep"/>).
 /// </summary>
 internal sealed class ProxyServer : IDisposable
 {
-    /// <summary>
-    /// How often connections' deadlines are checked, so a timeout fires at most this much after its deadline (a 1 s
-    /// downstreamResponseTimeout answers 504 within about 1.05 s). One pass over the open connections 20 times a second
-    /// costs far less than arming a timer per wait, which would also allocate or take a lock per request.
-    /// </summary>
-    internal static readonly TimeSpan DeadlineSweepInterval = TimeSpan.FromMilliseconds(50);
-
-    private readonly ConcurrentDictionary<ISweptConnection, byte> _connections = new();
-    // Exchanges in flight of the front ends that run several per connection (HTTP/2 streams, Kestrel's HTTP/1.1): the
-    // sweep keeps their deadlines as it keeps the raw connections'.
-    private readonly ConcurrentDictionary<IExchangeControl, byte> _streams = new();
     private readonly IForwarderFactory _forwarders;
-    private readonly Thread _deadlineSweep;
-    private volatile bool _disposed;
-    private readonly IdleTrim _idleTrim;
-    private int _connectionCount;
-    private long _requests;
-    private long _rejected;
     private volatile bool _stopping;
     private readonly CancellationTokenSource _stoppingSource = new();
     private ExchangeFailureLog? _failures;
     private ILogger? _connectionLog;
-    private IIdleForwarders[] _idleSlots = [];
 
     public ProxyServer(ProxyOptions options, DownstreamSet downstreams, IForwarderFactory forwarders)
     {
         Options = options;
         Downstreams = downstreams;
         _forwarders = forwarders;
-        _idleTrim = new IdleTrim(options.IdleTrimAfter, IdleTrim.DefaultMinAllocatedBytes);
-        // A thread of its own rather than a Timer: a timer's callback runs on the thread pool, and each of the 20 a second
-        // wakes an idle pool worker that then spins on the proxy's core before it sleeps again.
-        _deadlineSweep = new Thread(static state => ((ProxyServer)state!).SweepLoop()) { IsBackground = true, Name = "LLRP deadline sweep" };
-        _deadlineSweep.Start(this);
+        Sweep = new DeadlineSweep(InFlight, Counters, options.IdleTrimAfter);
     }
 
     public ProxyOptions Options { get; }
 
     public DownstreamSet Downstreams { get; }
 
-    public long Requests => Interlocked.Read(ref _requests);
-    public long Rejected => Interlocked.Read(ref _rejected);
+    /// <summary>Requests, rejections, failures and tunnels, counted alike for every front end.</summary>
+    public ProxyCounters Counters { get; } = new();
 
-    /// <summary>The tunnels opened after a 101, the bytes they carried and how they ended.</summary>
-    public TunnelCounters Tunnels { get; } = new();
+    /// <summary>The connections and exchanges in flight that the sweep and a graceful stop look at.</summary>
+    public InFlightRegistry InFlight { get; } = new();
 
-    /// <summary>Exchanges that ended in an error answer, an aborted client connection or a client gone, by kind.</summary>
-    public FailedExchanges Failed { get; } = new();
+    /// <summary>The one thread that enforces the deadlines of <see cref="InFlight"/> and trims an idle proxy.</summary>
+    public DeadlineSweep Sweep { get; }
 
     public string ClientDescription => _forwarders.Description;
 
@@ -89,6 +66,7 @@ internal sealed class ProxyServer : IDisposable
     {
         _failures = new ExchangeFailureLog(loggers.CreateLogger("LLRP.Exchanges"), TimeProvider.System);
         _connectionLog = loggers.CreateLogger("LLRP.Connections");
+        Sweep.UseLog(_connectionLog);
     }
 
     /// <summary>
@@ -103,17 +81,17 @@ internal sealed class ProxyServer : IDisposable
         status = 0;
         if (clientGone || failure.Error == ProxyError.ClientGone)
         {
-            Failed.ClientGone();
+            Counters.Failed.ClientGone();
             return FailedExchange.ClientGone;
         }
         if (exchange.Response.HasStarted)
         {
-            Failed.Aborted();
+            Counters.Failed.Aborted();
             ReportFailure(failure, 0, downstream);
             return FailedExchange.Abort;
         }
         status = ProxyErrors.StatusCode(failure.Error);
-        Failed.Answered(status);
+        Counters.Failed.Answered(status);
         ReportFailure(failure, status, downstream);
         return FailedExchange.Answer;
     }
@@ -136,62 +114,30 @@ internal sealed class ProxyServer : IDisposable
     {
         _stopping = true;
         _stoppingSource.Cancel();
-        return _connections.Keys.Sum(c => c.ExchangesInFlight) + _streams.Count;
-    }
-
-    /// <summary>A front end other than the raw connection's starts <paramref name="exchange"/>: the sweep keeps its deadline.</summary>
-    public void Track(IExchangeControl exchange) => _streams.TryAdd(exchange, 0);
-
-    /// <summary>The exchange <see cref="Track"/> was given has ended.</summary>
-    public void Untrack(IExchangeControl exchange) => _streams.TryRemove(exchange, out _);
-
-    /// <summary>
-    /// A front end that keeps forwarders between exchanges outside a raw connection (the pooled exchange slots of the
-    /// HTTP/2 front end and of Kestrel's HTTP layer) names them here: the sweep gives each idle one the calls a raw
-    /// connection gives its forwarder while it waits for the next request (<see cref="IForwarder.OnIdle"/>,
-    /// <see cref="IForwarder.ReleaseIdle"/>).
-    /// </summary>
-    public void UseIdleSlots(IIdleForwarders slots)
-    {
-        lock (_idleTrim)
-        {
-            _idleSlots = [.. _idleSlots, slots];
-        }
+        return InFlight.ExchangesInFlight;
     }
 
     /// <summary>A forwarder for a front end's exchange slot, numbered as a connection is (HttpContext's ConnectionId).</summary>
     public IForwarder CreateForwarder(DownstreamChoice choice, out int index)
     {
-        index = Interlocked.Increment(ref _connectionCount) - 1;
+        index = Counters.NextConnectionIndex();
         return _forwarders.Create(choice, index);
     }
-
-    public void CountRequest() => Interlocked.Increment(ref _requests);
-    public void CountRejected() => Interlocked.Increment(ref _rejected);
 
     /// <summary>
     /// Kestrel's connection delegate: the connection's request loop, which is its whole life. The loop's own state
     /// machine is the task Kestrel awaits (no second one per connection here); it leaves the set itself
-    /// (<see cref="ConnectionEnded"/>) and has what no layer classified logged (<see cref="LogUnhandled"/>).
+    /// (<see cref="InFlightRegistry.ConnectionEnded"/>) and has what no layer classified logged (<see cref="LogUnhandled"/>).
     /// </summary>
     public Task OnConnectionAsync(ConnectionContext context)
     {
-        var index = Interlocked.Increment(ref _connectionCount) - 1;
+        var index = Counters.NextConnectionIndex();
         // Which downstream each request goes to is the balancer's (loadBalancing); ConnectionRoundRobin assigns one here.
         var downstreams = new DownstreamChoice(Downstreams);
         var connection = new ProxyConnection(this, context, _forwarders.Create(downstreams, index), index, downstreams);
-        ConnectionStarted(connection);
+        InFlight.ConnectionStarted(connection);
         return connection.RunAsync();
     }
-
-    /// <summary>A front end's connection joins the set the sweep and a graceful stop look at.</summary>
-    internal void ConnectionStarted(ISweptConnection connection) => _connections.TryAdd(connection, 0);
-
-    /// <summary>The last thing a connection's loop does: it leaves the set the sweep and a graceful stop look at.</summary>
-    internal void ConnectionEnded(ISweptConnection connection) => _connections.TryRemove(connection, out _);
-
-    /// <summary>A connection number, as <see cref="OnConnectionAsync"/> gives each connection (the self-report counts them).</summary>
-    internal int NextConnectionIndex() => Interlocked.Increment(ref _connectionCount) - 1;
 
     /// <summary>
     /// An exception that reached a connection's loop is a bug, not a client or downstream failure (those end inside
@@ -208,87 +154,9 @@ internal sealed class ProxyServer : IDisposable
         return true;
     }
 
-    /// <summary>
-    /// One pass of the sweep. An exception thrown out of a timer's callback ends the process, and with it every
-    /// connection: a failed pass is logged, and the next pass runs as usual.
-    /// </summary>
-    private void SweepLoop()
-    {
-        while (true)
-        {
-            Thread.Sleep(DeadlineSweepInterval);
-            if (_disposed)
-            {
-                return;
-            }
-            SweepOnce();
-        }
-    }
-
-    private void SweepOnce()
-    {
-        try
-        {
-            SweepDeadlines();
-        }
-        catch (Exception e)
-        {
-            _connectionLog?.LogCritical(e, "The deadline sweep failed; it runs again at its next interval.");
-        }
-    }
-
-    private void SweepDeadlines()
-    {
-        var now = Environment.TickCount64;
-        var busy = false;
-        foreach (var (connection, _) in _connections)
-        {
-            connection.CheckDeadline(now);
-            busy |= connection.ExchangesInFlight > 0;
-        }
-        foreach (var (exchange, _) in _streams)
-        {
-            busy = true;
-            if (exchange.IsPastDeadline(now))
-            {
-                exchange.Expire();
-            }
-        }
-        var pooled = Volatile.Read(ref _idleSlots);
-        foreach (var slots in pooled)
-        {
-            slots.ForEachIdle(release: false);
-        }
-        // Timer callbacks may overlap (a trim's collection takes longer than the interval): one looks, the others skip.
-        if (Monitor.TryEnter(_idleTrim))
-        {
-            try
-            {
-                var activity = Volatile.Read(ref _connectionCount) + Requests + Rejected;
-                if (_idleTrim.Observe(now, activity, busy, GC.GetTotalAllocatedBytes()))
-                {
-                    // What idle connections keep between exchanges first, so that the collection reclaims it too.
-                    foreach (var (connection, _) in _connections)
-                    {
-                        connection.ReleaseIdle();
-                    }
-                    foreach (var slots in pooled)
-                    {
-                        slots.ForEachIdle(release: true);
-                    }
-                    IdleTrim.TrimNow();
-                }
-            }
-            finally
-            {
-                Monitor.Exit(_idleTrim);
-            }
-        }
-    }
-
     public void Dispose()
     {
-        _disposed = true;
+        Sweep.Dispose();
         _stoppingSource.Dispose();
         _forwarders.Dispose();
         Downstreams.Dispose();

@@ -25,7 +25,7 @@ internal sealed class SelfReport : IDisposable
     // One sample per statsInterval; 4096 covers over an hour at 1 s, far more than any window worth measuring.
     internal const int MaxSamples = 4096;
 
-    private readonly ProxyServer _server;
+    private readonly ProxyCounters _counters;
     private readonly Timer? _timer;
     private readonly WindowSampler _sampler;
     // The block's text, reused under the sampler's lock (a block is about 4,300 characters).
@@ -34,7 +34,7 @@ internal sealed class SelfReport : IDisposable
 
     public SelfReport(ProxyServer server, TimeSpan interval)
     {
-        _server = server;
+        _counters = server.Counters;
         _sampler = new WindowSampler(server.Options.StatsWindow, MaxSamples);
         _sampler.Add(Now());
         if (interval > TimeSpan.Zero)
@@ -44,7 +44,7 @@ internal sealed class SelfReport : IDisposable
     }
 
     private Sample Now() =>
-        new(TimeSpan.FromTicks(Environment.TickCount64 * TimeSpan.TicksPerMillisecond), _server.Requests,
+        new(TimeSpan.FromTicks(Environment.TickCount64 * TimeSpan.TicksPerMillisecond), _counters.Requests,
             GC.GetTotalAllocatedBytes(), Environment.CpuUsage.TotalTime, System.Runtime.JitInfo.GetCompiledMethodCount(currentThread: false),
             System.Runtime.JitInfo.GetCompilationTime(currentThread: false));
 
@@ -55,7 +55,7 @@ internal sealed class SelfReport : IDisposable
             // Printed every interval, with or without new requests: a reader sees the proxy is alive and idle. Written
             // from the reused builder under the lock, so a tick allocates next to nothing.
             _sampler.Add(Now());
-            WriteBlock(_text, Console.Out, _sampler.Window(), _server.Requests, _server.Rejected, _server.Failed.Total);
+            WriteBlock(_text, Console.Out, _sampler.Window(), _counters.Requests, _counters.Rejected, _counters.Failed.Total);
         }
     }
 
@@ -73,7 +73,7 @@ internal sealed class SelfReport : IDisposable
                 $"over the {w.Seconds:F1} s window: {Wording.Count(w.Requests, "request", "requests")}, {w.AllocatedPerRequest:F1} bytes/request, {w.CpuUsPerRequest:F1} us CPU/request, {w.JitMethods} methods JIT-compiled ({w.FirstHalfJitMethods} + {w.SecondHalfJitMethods} by half) in {w.JitMilliseconds:F1} ms.")
             : "no requests in the window.";
         return string.Create(CultureInfo.InvariantCulture,
-            $"LLRP served {Wording.Count(_server.Requests, "request", "requests")}, rejected {_server.Rejected}, {_server.Failed.Describe()}, {_server.Tunnels.Describe()}, allocated {Wording.Count(GC.GetTotalAllocatedBytes(), "byte", "bytes")} in all; {inWindow}");
+            $"LLRP served {Wording.Count(_counters.Requests, "request", "requests")}, rejected {_counters.Rejected}, {_counters.Failed.Describe()}, {_counters.Tunnels.Describe()}, allocated {Wording.Count(GC.GetTotalAllocatedBytes(), "byte", "bytes")} in all; {inWindow}");
     }
 
     /// <summary>The statistics block of the window as of the last sample.</summary>
@@ -81,7 +81,7 @@ internal sealed class SelfReport : IDisposable
     {
         lock (_sampler)
         {
-            AppendBlock(_text.Clear(), _sampler.Window(), _server.Requests, _server.Rejected, _server.Failed.Total);
+            AppendBlock(_text.Clear(), _sampler.Window(), _counters.Requests, _counters.Rejected, _counters.Failed.Total);
             return _text.ToString();
         }
     }

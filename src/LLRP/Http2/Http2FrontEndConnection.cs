@@ -104,7 +104,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
     /// <summary>The connection's whole life: the read loop, then the end of the writer and of the connection.</summary>
     public async Task RunAsync()
     {
-        _server.ConnectionStarted(this);
+        _server.InFlight.ConnectionStarted(this);
         var writer = WriteAsync();
         var ending = ConnectionEnding.Close;
         try
@@ -167,7 +167,7 @@ internal sealed class Http2FrontEndConnection : IHttp2ServerConnectionHandler, I
             EndStreams();
             await writer;
             await ConnectionClose.EndAsync(_context, ending, _server);
-            _server.ConnectionEnded(this);
+            _server.InFlight.ConnectionEnded(this);
         }
     }
 

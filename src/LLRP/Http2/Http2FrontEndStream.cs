@@ -393,7 +393,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
                 if (_rejection is { } rejection)
                 {
                     // Answered on the stream, never forwarded; the connection carries on (RFC 9113 §8.1.1).
-                    _server.CountRejected();
+                    _server.Counters.CountRejected();
                     Response.Start(Head);
                     await Response.WriteErrorAsync(ProxyErrors.StatusCode(rejection));
                     await CompleteAsync();
@@ -401,7 +401,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
                 else if (IsReset)
                 {
                     // Reset before it was forwarded (rapid reset sends HEADERS and RST_STREAM together): nothing goes downstream.
-                    _server.Failed.ClientGone();
+                    _server.Counters.Failed.ClientGone();
                 }
                 else
                 {
@@ -427,7 +427,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
                         {
                             if (Exchange.RelayedTunnel is { } relayed)
                             {
-                                _server.Tunnels.Relayed(relayed, Exchange.AbortReason, _server.Stopping);
+                                _server.Counters.Tunnels.Relayed(relayed, Exchange.AbortReason, _server.Stopping);
                                 await EndTunnelStreamAsync();
                             }
                             else if ((await SendAsync(complete: true)).IsCompleted)
@@ -435,7 +435,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
                                 ProxyThrow.ClientGone();
                             }
                         }
-                        _server.CountRequest();
+                        _server.Counters.CountRequest();
                     }
                     catch (Exception e)
                     {
@@ -493,7 +493,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
             downstream.Dispose();
             ProxyThrow.ClientGone();
         }
-        var tunnel = new Tunnel(TunnelClient, downstream, _server.Options.TunnelIdleTimeout, _server.Tunnels);
+        var tunnel = new Tunnel(TunnelClient, downstream, _server.Options.TunnelIdleTimeout, _server.Counters.Tunnels);
         _tunnel = tunnel;
         try
         {

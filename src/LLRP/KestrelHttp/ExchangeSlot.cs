@@ -94,14 +94,14 @@ internal sealed class ExchangeSlot : IPooledSlot
             catch (Exception e) when (ProxyErrors.IsRejection(e))
             {
                 // Answered on the stream, never forwarded; the connection carries on (RFC 9113 §8.1.1).
-                _server.CountRejected();
+                _server.Counters.CountRejected();
                 await Response.WriteErrorAsync(ProxyErrors.StatusCode(ProxyErrors.RejectionOf(e)));
                 return;
             }
             if (lifetime.RequestAborted.IsCancellationRequested)
             {
                 // Reset before it was forwarded (rapid reset sends HEADERS and RST_STREAM together): nothing goes downstream.
-                _server.Failed.ClientGone();
+                _server.Counters.Failed.ClientGone();
                 connection.StreamReset();
                 return;
             }
@@ -127,7 +127,7 @@ internal sealed class ExchangeSlot : IPooledSlot
                 slot._lifetime?.Abort();
             }
         }, this);
-        _server.Track(Exchange);
+        _server.InFlight.Track(Exchange);
         try
         {
             Control.Start();
@@ -137,7 +137,7 @@ internal sealed class ExchangeSlot : IPooledSlot
                 ProxyThrow.Throw(ProxyError.DownstreamBodyCutShort, "The variant ended without completing the response.");
             }
             await Response.FlushAsync();
-            _server.CountRequest();
+            _server.Counters.CountRequest();
         }
         catch (Exception e)
         {
@@ -146,7 +146,7 @@ internal sealed class ExchangeSlot : IPooledSlot
         }
         finally
         {
-            _server.Untrack(Exchange);
+            _server.InFlight.Untrack(Exchange);
             reset.Dispose();
             expired.Dispose();
             _lifetime = null;

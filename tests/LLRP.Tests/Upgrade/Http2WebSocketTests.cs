@@ -142,7 +142,7 @@ public sealed class Http2WebSocketTests(Http2TunnelProxies proxies) : IClassFixt
     public async Task An_extended_connect_is_forwarded_as_a_WebSocket_upgrade_and_the_stream_is_a_tunnel_beside_other_streams(string variant)
     {
         var (url, server) = await proxies.GetAsync(variant);
-        var opened = server.Tunnels.OpenedCount;
+        var opened = server.Counters.Tunnels.OpenedCount;
         var id = NewId();
         await using var h2 = await H2Connection.OpenAsync(url);
         // A key from the client is not used over HTTP/2 (RFC 8441 §5): the proxy sends its own.
@@ -188,7 +188,7 @@ public sealed class Http2WebSocketTests(Http2TunnelProxies proxies) : IClassFixt
             {
                 Assert.Equal(HandshakeOrigin.AfterEndOfStream, text);
             }
-            Assert.True(await WebSocketTests.Until(() => server.Tunnels.OpenedCount > opened), "the tunnel was not counted");
+            Assert.True(await WebSocketTests.Until(() => server.Counters.Tunnels.OpenedCount > opened), "the tunnel was not counted");
         }
         await AssertServesAsync(h2, 5);
     }
@@ -197,7 +197,7 @@ public sealed class Http2WebSocketTests(Http2TunnelProxies proxies) : IClassFixt
     public async Task A_101_whose_Sec_WebSocket_Accept_is_wrong_or_missing_is_a_502_and_no_tunnel_opens(string variant)
     {
         var (url, server) = await proxies.GetAsync(variant);
-        var opened = server.Tunnels.OpenedCount;
+        var opened = server.Counters.Tunnels.OpenedCount;
         await using var h2 = await H2Connection.OpenAsync(url);
         var stream = 1;
         foreach (var path in new[] { "/wrong-accept", "/no-accept", "/two-accepts" })
@@ -209,7 +209,7 @@ public sealed class Http2WebSocketTests(Http2TunnelProxies proxies) : IClassFixt
             await proxies.Origin.HeadAsync(id);
             stream += 2;
         }
-        Assert.Equal(opened, server.Tunnels.OpenedCount);
+        Assert.Equal(opened, server.Counters.Tunnels.OpenedCount);
         await AssertServesAsync(h2, stream);
     }
 
@@ -230,7 +230,7 @@ public sealed class Http2WebSocketTests(Http2TunnelProxies proxies) : IClassFixt
     public async Task RST_STREAM_from_the_client_mid_tunnel_ends_the_downstream_connection(string variant)
     {
         var (url, server) = await proxies.GetAsync(variant);
-        var failed = server.Tunnels.EndedBy(LLRP.Connections.TunnelEnd.Error) + server.Tunnels.EndedBy(LLRP.Connections.TunnelEnd.ClientClosed);
+        var failed = server.Counters.Tunnels.EndedBy(LLRP.Connections.TunnelEnd.Error) + server.Counters.Tunnels.EndedBy(LLRP.Connections.TunnelEnd.ClientClosed);
         await using var h2 = await H2Connection.OpenAsync(url);
         var id = NewId();
         await h2.WriteRawAsync(Headers(1, WebSocketConnect($"/echo?id={id}")));
@@ -242,7 +242,7 @@ public sealed class Http2WebSocketTests(Http2TunnelProxies proxies) : IClassFixt
 
         Assert.True(await proxies.Origin.EndedAsync(id), "the downstream connection outlived the client's RST_STREAM");
         Assert.True(await WebSocketTests.Until(() =>
-            server.Tunnels.EndedBy(LLRP.Connections.TunnelEnd.Error) + server.Tunnels.EndedBy(LLRP.Connections.TunnelEnd.ClientClosed) > failed), "the tunnel's end was not counted");
+            server.Counters.Tunnels.EndedBy(LLRP.Connections.TunnelEnd.Error) + server.Counters.Tunnels.EndedBy(LLRP.Connections.TunnelEnd.ClientClosed) > failed), "the tunnel's end was not counted");
         await AssertServesAsync(h2, 3);
     }
 
@@ -340,14 +340,14 @@ public sealed class Http2TunnelIdleTests(Http2IdleTunnelProxies proxies) : IClas
     public async Task A_tunnel_stream_that_carries_nothing_ends_with_END_STREAM(string variant)
     {
         var (url, server) = await proxies.GetAsync(variant);
-        var idled = server.Tunnels.EndedBy(LLRP.Connections.TunnelEnd.IdleTimeout);
+        var idled = server.Counters.Tunnels.EndedBy(LLRP.Connections.TunnelEnd.IdleTimeout);
         await using var h2 = await H2Connection.OpenAsync(url);
         await h2.WriteRawAsync(Connect("/echo"));
         Assert.Equal(200, (await NextOnAsync(h2, 1)).Status);
 
         var end = await NextOnAsync(h2, 1);
         Assert.True(end.Type == H2Frame.Data && end.Payload.Length == 0 && (end.Flags & H2Frame.EndStream) != 0, $"expected an empty DATA with END_STREAM, got {end}");
-        Assert.True(await WebSocketTests.Until(() => server.Tunnels.EndedBy(LLRP.Connections.TunnelEnd.IdleTimeout) > idled), "the tunnel did not end by its idle timeout");
+        Assert.True(await WebSocketTests.Until(() => server.Counters.Tunnels.EndedBy(LLRP.Connections.TunnelEnd.IdleTimeout) > idled), "the tunnel did not end by its idle timeout");
         await AssertServesAsync(h2, 3);
     }
 

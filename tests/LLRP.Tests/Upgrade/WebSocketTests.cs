@@ -127,8 +127,8 @@ public sealed class WebSocketTests(WebSocketProxies proxies) : IClassFixture<Web
     public async Task A_close_from_the_client_carries_its_code_to_the_origin_and_back(string variant, Tls tls, Over over)
     {
         var proxy = await proxies.GetAsync(variant, tls, over);
-        var opened = proxy.Server.Tunnels.OpenedCount;
-        var toDownstream = proxy.Server.Tunnels.BytesToDownstream;
+        var opened = proxy.Server.Counters.Tunnels.OpenedCount;
+        var toDownstream = proxy.Server.Counters.Tunnels.BytesToDownstream;
         using var socket = await proxy.ConnectAsync("/echo");
         await socket.SendAsync(Wire.Body(100), WebSocketMessageType.Binary, true, Wire.Deadline());
         await ReceiveMessageAsync(socket);
@@ -137,8 +137,8 @@ public sealed class WebSocketTests(WebSocketProxies proxies) : IClassFixture<Web
         Assert.Equal("client says bye", socket.CloseStatusDescription);
         Assert.Contains(4000, proxy.Origin.ReceivedCloseCodes);
         // The self-report's counters: one tunnel more, and the bytes it carried (counted once it ended).
-        Assert.True(await Until(() => proxy.Server.Tunnels.BytesToDownstream > toDownstream + 100), "the tunnel's bytes were not counted");
-        Assert.Equal(opened + 1, proxy.Server.Tunnels.OpenedCount);
+        Assert.True(await Until(() => proxy.Server.Counters.Tunnels.BytesToDownstream > toDownstream + 100), "the tunnel's bytes were not counted");
+        Assert.Equal(opened + 1, proxy.Server.Counters.Tunnels.OpenedCount);
     }
 
     [Theory]
@@ -313,7 +313,7 @@ public sealed class TunnelStopTests
 
         await proxy.StopProxyAsync();
 
-        Assert.Equal(1, proxy.Server.Tunnels.EndedBy(TunnelEnd.Stopped));
+        Assert.Equal(1, proxy.Server.Counters.Tunnels.EndedBy(TunnelEnd.Stopped));
         var failure = await Record.ExceptionAsync(() => socket.ReceiveAsync(new byte[16], Wire.Deadline()));
         Assert.IsType<WebSocketException>(failure);
     }
@@ -328,11 +328,11 @@ public sealed class TunnelIdleTimeoutTests(IdleTunnelProxies proxies) : IClassFi
     public async Task A_tunnel_that_carries_nothing_for_tunnelIdleTimeout_is_closed(string variant, Tls tls, Over over)
     {
         var proxy = await proxies.GetAsync(variant, tls, over);
-        var idled = proxy.Server.Tunnels.EndedBy(TunnelEnd.IdleTimeout);
+        var idled = proxy.Server.Counters.Tunnels.EndedBy(TunnelEnd.IdleTimeout);
         using var socket = await proxy.ConnectAsync("/echo");
         // Silence from both ends (no traffic first: how long that took on a busy machine would decide the test).
         var failure = await Record.ExceptionAsync(() => socket.ReceiveAsync(new byte[16], Wire.Deadline()));
         Assert.IsType<WebSocketException>(failure);
-        Assert.True(await WebSocketTests.Until(() => proxy.Server.Tunnels.EndedBy(TunnelEnd.IdleTimeout) > idled), "the tunnel did not end by its idle timeout");
+        Assert.True(await WebSocketTests.Until(() => proxy.Server.Counters.Tunnels.EndedBy(TunnelEnd.IdleTimeout) > idled), "the tunnel did not end by its idle timeout");
     }
 }
