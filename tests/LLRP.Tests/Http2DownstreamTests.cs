@@ -2,10 +2,10 @@ using System.IO.Pipelines;
 using System.Net;
 using LLRP.Http1;
 using LLRP.KestrelHttp;
+using LLRP.Semantics;
 using LLRP.Tests.Infrastructure;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
-using KestrelVersion = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion;
 
 namespace LLRP.Tests;
 
@@ -218,7 +218,7 @@ public sealed class Http2DownstreamTests
     private static (ResponseWriter Writer, TrailersFeature Trailers) Http2Response(bool http2Client, Version receivedWith)
     {
         var head = new RequestHead(new RequestLimits());
-        head.StartParsed("GET"u8, "/"u8, KestrelVersion.Http11, http2Client);
+        head.StartParsed("GET"u8, "/"u8, http2Client ? ClientProtocol.Http2 : ClientProtocol.Http11);
         head.AddField("host"u8, "example"u8);
         head.CompleteFields(hasBody: false);
         var writer = new ResponseWriter(PipeWriter.Create(Stream.Null));

@@ -76,7 +76,7 @@ internal static class RequestSide
         {
             fields.Add((head.Header(i).Kind.ToString(), Latin1(head.Name(i)), Latin1(head.Value(i))));
         }
-        return new HeadOutcome("accepted", Latin1(head.MethodBytes), Latin1(head.Target), Latin1(head.Authority), head.Version.ToString(),
+        return new HeadOutcome("accepted", Latin1(head.MethodBytes), Latin1(head.Target), Latin1(head.Authority), head.Protocol.ToString(),
             head.Framing.ToString(), head.ContentLength, head.ExpectContinue, head.ClientWantsClose, fields, consumed);
     }
 

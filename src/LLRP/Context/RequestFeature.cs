@@ -3,11 +3,10 @@ using System.Text;
 using LLRP.Errors;
 using LLRP.Exchanges;
 using LLRP.Http1;
+using LLRP.Semantics;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Net.Http.Headers;
-using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
-using KestrelVersion = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion;
 
 namespace LLRP.Context;
 
@@ -67,8 +66,12 @@ internal sealed class RequestFeature : IHttpRequestFeature, IHttpRequestBodyDete
         // The protocol the client spoke (YARP streams a gRPC request body with a flush per write only from an HTTP/2 client).
         // An HTTP/2 extended CONNECT for WebSocket is forwarded as the HTTP/1.1 upgrade the front end made of it, key
         // included (RequestHead.UpgradeToWebSocket): HTTP/1.1 here, or YARP would translate it again with a key of its own.
-        Protocol = head.Http2 && !exchange.Upgrading ? HttpProtocol.Http2
-            : head.Version == KestrelVersion.Http10 ? HttpProtocol.Http10 : HttpProtocol.Http11;
+        Protocol = head.Protocol switch
+        {
+            ClientProtocol.Http2 when !exchange.Upgrading => HttpProtocol.Http2,
+            ClientProtocol.Http10 => HttpProtocol.Http10,
+            _ => HttpProtocol.Http11,
+        };
         Scheme = exchange.Tls ? "https" : "http";
         Method = MethodString(head);
         PathBase = "";
@@ -130,14 +133,14 @@ internal sealed class RequestFeature : IHttpRequestFeature, IHttpRequestBodyDete
 
     private string MethodString(RequestHead head) => head.Method switch
     {
-        KestrelMethod.Get => HttpMethods.Get,
-        KestrelMethod.Post => HttpMethods.Post,
-        KestrelMethod.Put => HttpMethods.Put,
-        KestrelMethod.Delete => HttpMethods.Delete,
-        KestrelMethod.Head => HttpMethods.Head,
-        KestrelMethod.Options => HttpMethods.Options,
-        KestrelMethod.Trace => HttpMethods.Trace,
-        KestrelMethod.Patch => HttpMethods.Patch,
+        RequestMethod.Get => HttpMethods.Get,
+        RequestMethod.Post => HttpMethods.Post,
+        RequestMethod.Put => HttpMethods.Put,
+        RequestMethod.Delete => HttpMethods.Delete,
+        RequestMethod.Head => HttpMethods.Head,
+        RequestMethod.Options => HttpMethods.Options,
+        RequestMethod.Trace => HttpMethods.Trace,
+        RequestMethod.Patch => HttpMethods.Patch,
         _ => CustomMethod(head.MethodBytes),
     };
 

@@ -7,7 +7,7 @@ using LLRP.Buffers;
 using LLRP.Errors;
 using LLRP.Exchanges;
 using LLRP.Http1;
-using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
+using LLRP.Semantics;
 
 namespace LLRP.Forwarding;
 
@@ -94,14 +94,14 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
 
     private static HttpMethod Method(RequestHead head) => head.Method switch
     {
-        KestrelMethod.Get => HttpMethod.Get,
-        KestrelMethod.Post => HttpMethod.Post,
-        KestrelMethod.Put => HttpMethod.Put,
-        KestrelMethod.Delete => HttpMethod.Delete,
-        KestrelMethod.Head => HttpMethod.Head,
-        KestrelMethod.Options => HttpMethod.Options,
-        KestrelMethod.Trace => HttpMethod.Trace,
-        KestrelMethod.Patch => HttpMethod.Patch,
+        RequestMethod.Get => HttpMethod.Get,
+        RequestMethod.Post => HttpMethod.Post,
+        RequestMethod.Put => HttpMethod.Put,
+        RequestMethod.Delete => HttpMethod.Delete,
+        RequestMethod.Head => HttpMethod.Head,
+        RequestMethod.Options => HttpMethod.Options,
+        RequestMethod.Trace => HttpMethod.Trace,
+        RequestMethod.Patch => HttpMethod.Patch,
         _ => new HttpMethod(Encoding.ASCII.GetString(head.MethodBytes)),
     };
 

@@ -4,9 +4,8 @@ using System.Text;
 using LLHttp.Syntax;
 using LLRP.Buffers;
 using LLRP.Errors;
-using Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http;
+using LLRP.Semantics;
 using KestrelBadRequest = Microsoft.AspNetCore.Http.BadHttpRequestException;
-using KestrelMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
 
 namespace LLRP.Http1;
 
@@ -44,15 +43,16 @@ internal sealed class RequestHead
     /// <summary>Whether the head holds rented arrays (it does from a request line until <see cref="Reset"/>).</summary>
     public bool HoldsBuffers => _buffer.Length != 0;
 
-    public KestrelMethod Method { get; private set; }
-    public HttpVersion Version { get; private set; }
+    public RequestMethod Method { get; private set; }
+    /// <summary>The protocol the request arrived on; the request is held to HTTP/1.1's rules (or HTTP/1.0's) either way.</summary>
+    public ClientProtocol Protocol { get; private set; }
     public int HeaderCount { get; private set; }
     public BodyFraming Framing { get; private set; }
     public long ContentLength { get; private set; }
     public bool ExpectContinue { get; private set; }
     /// <summary>The client asked for the connection to end after this exchange (or did not ask HTTP/1.0 to keep it).</summary>
     public bool ClientWantsClose { get; private set; }
-    public bool IsHead => Method == KestrelMethod.Head;
+    public bool IsHead => Method == RequestMethod.Head;
 
     /// <summary>The length of a request line with single spaces; Kestrel's parser skips extra spaces before the version.</summary>
     public int RequestLineLength { get; private set; }
@@ -72,7 +72,7 @@ internal sealed class RequestHead
     private int _proxyKeyIndex = -1;
 
     /// <summary>RFC 9110 §7.6.3: the Via value for the forwarded request, naming the protocol version the client used.</summary>
-    public ReadOnlySpan<byte> ViaValue => Version == HttpVersion.Http10 ? "1.0 llrp"u8 : Http2 ? "2 llrp"u8 : "1.1 llrp"u8;
+    public ReadOnlySpan<byte> ViaValue => Protocol.Via();
 
     public ReadOnlySpan<byte> MethodBytes => _buffer.AsSpan(0, _methodLength);
     /// <summary>origin-form (path and query) or "*"; never absolute-form.</summary>
@@ -227,28 +227,28 @@ internal sealed class RequestHead
         HeaderCount = 0;
         Framing = BodyFraming.None;
         ContentLength = 0;
-        ExpectContinue = ClientWantsClose = Http2 = false;
-        Method = KestrelMethod.None;
-        Version = HttpVersion.Unknown;
+        ExpectContinue = ClientWantsClose = false;
+        Method = RequestMethod.Custom;
+        Protocol = ClientProtocol.Http11;
     }
 
-    // Called by the parser adapter for the request line (method, target up to the end of the query, version).
-    internal void OnStartLine(HttpVersionAndMethod versionAndMethod, TargetOffsetPathLength target, Span<byte> startLine)
+    // Called by the parser adapter for the request line (method, target up to the end of the query, version), with
+    // the method and version it recognised and where the method ends and the target starts in startLine.
+    internal void OnStartLine(RequestMethod knownMethod, ClientProtocol protocol, int methodEnd, int targetOffset, Span<byte> startLine)
     {
         // startLine runs from the method to the end of the target; then one SP, "HTTP/1.x" and CRLF (RFC 9112 §3).
         RequestLineLength = startLine.Length + 11;
-        StartLine(versionAndMethod.Method, versionAndMethod.Version, startLine[..versionAndMethod.MethodEnd], startLine[target.Offset..]);
+        StartLine(knownMethod, protocol, startLine[..methodEnd], startLine[targetOffset..]);
     }
 
     /// <summary>
     /// The head of a request Kestrel parsed itself (an HTTP/2 stream's pseudo-header fields, or Kestrel's HTTP/1.1 front
     /// end): the method and target go through the same checks as a request line the proxy parses, then each field through
-    /// <see cref="AddField"/>, then <see cref="CompleteFields"/>. <paramref name="version"/> is the version the request is
-    /// held to and forwarded as: HTTP/1.1 for an HTTP/2 stream (RFC 9113 §8.3.1 maps it to an HTTP/1.1 request).
+    /// <see cref="AddField"/>, then <see cref="CompleteFields"/>. A request of <see cref="ClientProtocol.Http2"/> is held
+    /// to HTTP/1.1's rules and forwarded as HTTP/1.1 (RFC 9113 §8.3.1 maps it to an HTTP/1.1 request).
     /// </summary>
-    internal void StartParsed(ReadOnlySpan<byte> method, ReadOnlySpan<byte> target, HttpVersion version, bool http2)
+    internal void StartParsed(ReadOnlySpan<byte> method, ReadOnlySpan<byte> target, ClientProtocol protocol)
     {
-        Http2 = http2;
         _inRequestLine = false;
         // As the forwarded request line: method, SP, target, SP, "HTTP/1.1", CRLF.
         RequestLineLength = method.Length + target.Length + 11;
@@ -256,7 +256,7 @@ internal sealed class RequestHead
         {
             ProxyThrow.BadRequest("Empty request-target.");
         }
-        StartLine(KnownMethod(method), version, method, target);
+        StartLine(KnownMethod(method), protocol, method, target);
     }
 
     /// <summary>A field of a request Kestrel parsed: the same checks and limits as a field line the proxy parses.</summary>
@@ -268,7 +268,7 @@ internal sealed class RequestHead
         {
             ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Request header fields too large.");
         }
-        if (Http2)
+        if (Protocol == ClientProtocol.Http2)
         {
             CheckHttp2Field(name, value);
         }
@@ -298,7 +298,7 @@ internal sealed class RequestHead
     {
         OnHeadersComplete();
         // GET, HEAD and TRACE get no body (the rule above): an empty DATA frame after their HEADERS is no content.
-        if (hasBody && Framing == BodyFraming.None && Method is not (KestrelMethod.Get or KestrelMethod.Head or KestrelMethod.Trace))
+        if (hasBody && Framing == BodyFraming.None && Method is not (RequestMethod.Get or RequestMethod.Head or RequestMethod.Trace))
         {
             Framing = BodyFraming.Chunked;
         }
@@ -334,24 +334,21 @@ internal sealed class RequestHead
         }
     }
 
-    /// <summary>The request came as an HTTP/2 stream (RFC 9110 §7.6.3: the Via it is forwarded with says "2").</summary>
-    public bool Http2 { get; private set; }
-
-    private static KestrelMethod KnownMethod(ReadOnlySpan<byte> method) => method switch
+    private static RequestMethod KnownMethod(ReadOnlySpan<byte> method) => method switch
     {
-        _ when method.SequenceEqual("GET"u8) => KestrelMethod.Get,
-        _ when method.SequenceEqual("HEAD"u8) => KestrelMethod.Head,
-        _ when method.SequenceEqual("POST"u8) => KestrelMethod.Post,
-        _ when method.SequenceEqual("PUT"u8) => KestrelMethod.Put,
-        _ when method.SequenceEqual("DELETE"u8) => KestrelMethod.Delete,
-        _ when method.SequenceEqual("CONNECT"u8) => KestrelMethod.Connect,
-        _ when method.SequenceEqual("OPTIONS"u8) => KestrelMethod.Options,
-        _ when method.SequenceEqual("TRACE"u8) => KestrelMethod.Trace,
-        _ when method.SequenceEqual("PATCH"u8) => KestrelMethod.Patch,
-        _ => KestrelMethod.Custom,
+        _ when method.SequenceEqual("GET"u8) => RequestMethod.Get,
+        _ when method.SequenceEqual("HEAD"u8) => RequestMethod.Head,
+        _ when method.SequenceEqual("POST"u8) => RequestMethod.Post,
+        _ when method.SequenceEqual("PUT"u8) => RequestMethod.Put,
+        _ when method.SequenceEqual("DELETE"u8) => RequestMethod.Delete,
+        _ when method.SequenceEqual("CONNECT"u8) => RequestMethod.Connect,
+        _ when method.SequenceEqual("OPTIONS"u8) => RequestMethod.Options,
+        _ when method.SequenceEqual("TRACE"u8) => RequestMethod.Trace,
+        _ when method.SequenceEqual("PATCH"u8) => RequestMethod.Patch,
+        _ => RequestMethod.Custom,
     };
 
-    private void StartLine(KestrelMethod knownMethod, HttpVersion version, ReadOnlySpan<byte> method, ReadOnlySpan<byte> rawTarget)
+    private void StartLine(RequestMethod knownMethod, ClientProtocol protocol, ReadOnlySpan<byte> method, ReadOnlySpan<byte> rawTarget)
     {
         if (_buffer.Length == 0)
         {
@@ -359,7 +356,7 @@ internal sealed class RequestHead
             _headers = HeaderEntries.Rent(_limits.MaxRequestHeaderCount);
         }
         Method = knownMethod;
-        Version = version;
+        Protocol = protocol;
 
         if (!HttpChars.IsToken(method))
         {
@@ -372,7 +369,7 @@ internal sealed class RequestHead
             ProxyThrow.Throw(ProxyError.UriTooLong, "Request line too long.");
         }
         // RFC 9110 §9.3.6: CONNECT asks for a tunnel, which this proxy does not provide (by design).
-        if (Method == KestrelMethod.Connect)
+        if (Method == RequestMethod.Connect)
         {
             ProxyThrow.Throw(ProxyError.MethodNotAllowed, "CONNECT is not supported.");
         }
@@ -389,7 +386,7 @@ internal sealed class RequestHead
         else if (rawTarget.Length == 1 && rawTarget[0] == '*')
         {
             // RFC 9112 §3.2.4: asterisk-form is only for a server-wide OPTIONS.
-            if (Method != KestrelMethod.Options)
+            if (Method != RequestMethod.Options)
             {
                 ProxyThrow.BadRequest("Asterisk-form request-target is only valid for OPTIONS.");
             }
@@ -571,8 +568,9 @@ internal sealed class RequestHead
     private void DecideUpgrade()
     {
         var noContent = Framing == BodyFraming.None || (Framing == BodyFraming.ContentLength && ContentLength == 0);
-        // Over HTTP/2 only the upgrade the front end made of an extended CONNECT (RFC 9113 §8.6: HTTP/2 has no Upgrade).
-        if (_upgradeIndex < 0 || _upgradeCount != 1 || !_connectionUpgrade || Version != HttpVersion.Http11 || (Http2 && !_extendedConnect) || !noContent)
+        // An Upgrade field asks to switch only over HTTP/1.1 (RFC 9110 §7.8: ignored over HTTP/1.0); over HTTP/2 only the
+        // upgrade the front end made of an extended CONNECT (RFC 9113 §8.6: HTTP/2 has no Upgrade).
+        if (_upgradeIndex < 0 || _upgradeCount != 1 || !_connectionUpgrade || (Protocol != ClientProtocol.Http11 && !_extendedConnect) || !noContent)
         {
             _upgradeIndex = -1;
             return;
@@ -638,8 +636,9 @@ internal sealed class RequestHead
     /// <summary>Checks what needs the whole header section: Host, framing, Connection options, expectations.</summary>
     internal void OnHeadersComplete()
     {
-        // RFC 9112 §3.2: an HTTP/1.1 request without Host MUST be answered with 400.
-        if (_hostIndex < 0 && Version == HttpVersion.Http11)
+        // RFC 9112 §3.2: an HTTP/1.1 request without Host MUST be answered with 400 (an HTTP/2 request is held to it as
+        // the HTTP/1.1 request it is forwarded as; its :authority became its Host).
+        if (_hostIndex < 0 && Protocol != ClientProtocol.Http10)
         {
             ProxyThrow.BadRequest("Missing Host header.");
         }
@@ -647,7 +646,7 @@ internal sealed class RequestHead
         if (_transferEncodingCount > 0)
         {
             // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message means the framing is faulty.
-            if (Version == HttpVersion.Http10)
+            if (Protocol == ClientProtocol.Http10)
             {
                 ProxyThrow.BadRequest("Transfer-Encoding in an HTTP/1.0 request.");
             }
@@ -672,7 +671,7 @@ internal sealed class RequestHead
         // RFC 9110 §9.3.1, §9.3.2: content in GET or HEAD has no defined semantics, and a downstream that ignores it would
         // read it as the next request; §9.3.8: TRACE MUST NOT carry content. The strict reading refuses all three.
         if ((Framing == BodyFraming.Chunked || ContentLength > 0) &&
-            Method is KestrelMethod.Get or KestrelMethod.Head or KestrelMethod.Trace)
+            Method is RequestMethod.Get or RequestMethod.Head or RequestMethod.Trace)
         {
             ProxyThrow.BadRequest("GET, HEAD and TRACE requests must not carry content.");
         }
@@ -691,12 +690,12 @@ internal sealed class RequestHead
                     {
                         ProxyThrow.Throw(ProxyError.ExpectationFailed, "Unsupported expectation.");
                     }
-                    ExpectContinue = Version == HttpVersion.Http11 && (Framing == BodyFraming.Chunked || ContentLength > 0);
+                    ExpectContinue = Protocol != ClientProtocol.Http10 && (Framing == BodyFraming.Chunked || ContentLength > 0);
                     break;
             }
         }
         // RFC 9112 §9.3, §9.6: close ends the connection after this exchange; HTTP/1.0 keeps it only when asked to.
-        ClientWantsClose = close || (Version == HttpVersion.Http10 && !keepAlive);
+        ClientWantsClose = close || (Protocol == ClientProtocol.Http10 && !keepAlive);
         DecideUpgrade();
     }
 

@@ -4,6 +4,7 @@ using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 using System.Text;
 using LLRP.Errors;
+using LLRP.Semantics;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.WebUtilities;
 
@@ -102,7 +103,7 @@ internal sealed class ResponseWriter
     public bool CanSendTrailers => ClientTakesTrailers && _receivedHttp2;
 
     /// <summary>This client can be sent trailer fields (an HTTP/2 stream), whatever the downstream speaks.</summary>
-    public bool ClientTakesTrailers => _framed is { TakesTrailers: true } && _request.Http2;
+    public bool ClientTakesTrailers => _framed is { TakesTrailers: true } && _request.Protocol == ClientProtocol.Http2;
 
     /// <summary>
     /// One trailer field from the downstream, when <see cref="CanSendTrailers"/> (else dropped), through the policy of the
@@ -225,7 +226,7 @@ internal sealed class ResponseWriter
         }
         else if (!noBody)
         {
-            if (_request.Version == Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion.Http10)
+            if (_request.Protocol == ClientProtocol.Http10)
             {
                 MustClose = _untilClose = true;
             }
@@ -240,7 +241,7 @@ internal sealed class ResponseWriter
         {
             Write("Connection: close\r\n\r\n"u8);
         }
-        else if (_request.Version == Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion.Http10)
+        else if (_request.Protocol == ClientProtocol.Http10)
         {
             Write("Connection: keep-alive\r\n\r\n"u8);
         }
@@ -345,7 +346,7 @@ internal sealed class ResponseWriter
     }
 
     /// <summary>Relays an interim 1xx head to HTTP/1.1 clients (RFC 9110 §15.2: never to 1.0 clients).</summary>
-    public bool CanSendInterim => _framed is null && _request.Version == Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion.Http11;
+    public bool CanSendInterim => _framed is null && _request.Protocol == ClientProtocol.Http11;
 
     public void BeginInterim(int status) => Write(StatusLine(status));
 

@@ -8,7 +8,7 @@ using LLRP.Connections;
 using LLRP.Errors;
 using LLRP.Exchanges;
 using LLRP.Http1;
-using KestrelVersion = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion;
+using LLRP.Semantics;
 
 namespace LLRP.Http2;
 
@@ -295,7 +295,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
         }
         // CONNECT has no :path (RFC 9113 §8.5): its authority is its target, and the request is refused with 405 as over HTTP/1.1.
         var target = _pathLength > 0 ? Scratch(_pathStart, _pathLength) : Scratch(_authorityStart, _authorityLength);
-        Head.StartParsed(method, target, KestrelVersion.Http11, http2: true);
+        Head.StartParsed(method, target, ClientProtocol.Http2);
         if (_authorityLength > 0)
         {
             Head.AddField("host"u8, Scratch(_authorityStart, _authorityLength));

@@ -7,9 +7,9 @@ using LLRP.Connections;
 using LLRP.Errors;
 using LLRP.Exchanges;
 using LLRP.Http1;
+using LLRP.Semantics;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
-using KestrelVersion = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion;
 
 namespace LLRP.KestrelHttp;
 
@@ -183,14 +183,14 @@ internal sealed class ExchangeSlot : IPooledSlot
     private void FillHead(IHttpRequestFeature request, bool hasBody)
     {
         var http2 = HttpProtocol.IsHttp2(request.Protocol);
-        var version = HttpProtocol.IsHttp10(request.Protocol) ? KestrelVersion.Http10 : KestrelVersion.Http11;
+        var protocol = http2 ? ClientProtocol.Http2 : HttpProtocol.IsHttp10(request.Protocol) ? ClientProtocol.Http10 : ClientProtocol.Http11;
         var limits = _server.Options.Limits;
         var scratch = ProxyBuffers.Bytes.Rent(limits.MaxRequestLineSize + limits.MaxRequestHeadersTotalSize);
         try
         {
             var method = Latin1(request.Method, scratch);
             var target = Latin1(request.RawTarget, scratch.AsSpan(method.Length));
-            Head.StartParsed(method, target, version, http2);
+            Head.StartParsed(method, target, protocol);
             foreach (var (name, values) in request.Headers)
             {
                 if (http2 && values.Count > 1 && name.Equals("Cookie", StringComparison.OrdinalIgnoreCase))
