@@ -245,7 +245,8 @@ internal sealed class RequestHead
     /// The head of a request Kestrel parsed itself (an HTTP/2 stream's pseudo-header fields, or Kestrel's HTTP/1.1 front
     /// end): the method and target go through the same checks as a request line the proxy parses, then each field through
     /// <see cref="AddField"/>, then <see cref="CompleteFields"/>. A request of <see cref="ClientProtocol.Http2"/> is held
-    /// to HTTP/1.1's rules and forwarded as HTTP/1.1 (RFC 9113 §8.3.1 maps it to an HTTP/1.1 request).
+    /// to HTTP/1.1's rules and forwarded as HTTP/1.1 (RFC 9113 §8.3.1 maps it to an HTTP/1.1 request); the rules of its
+    /// own protocol are its front end's, before <see cref="AddField"/>.
     /// </summary>
     internal void StartParsed(ReadOnlySpan<byte> method, ReadOnlySpan<byte> target, ClientProtocol protocol)
     {
@@ -268,25 +269,7 @@ internal sealed class RequestHead
         {
             ProxyThrow.Throw(ProxyError.HeaderFieldsTooLarge, "Request header fields too large.");
         }
-        if (Protocol == ClientProtocol.Http2)
-        {
-            CheckHttp2Field(name, value);
-        }
         OnHeader(name, value);
-    }
-
-    // RFC 9113 §8.2.2: a request with a connection-specific field (Connection, Keep-Alive, Proxy-Connection,
-    // Transfer-Encoding, Upgrade) or a TE other than "trailers" is malformed. Kestrel refuses them too; the proxy holds
-    // the rule itself, since an HTTP/1.1 downstream would act on Transfer-Encoding.
-    private static void CheckHttp2Field(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
-    {
-        var kind = FieldNames.Classify(name);
-        var te = kind == HeaderKind.HopByHop && name.Length == 2;
-        if (kind is HeaderKind.Connection or HeaderKind.TransferEncoding ||
-            (kind == HeaderKind.HopByHop && !(te && Ascii.EqualsIgnoreCase(value, "trailers"u8))))
-        {
-            ProxyThrow.BadRequest("Connection-specific field in an HTTP/2 request.");
-        }
     }
 
     /// <summary>
@@ -306,9 +289,9 @@ internal sealed class RequestHead
 
     /// <summary>
     /// The client sent "TE: trailers" (RFC 9110 §10.1.4: it accepts trailer fields), the one TE an HTTP/2 request may carry
-    /// (RFC 9113 §8.2.2, checked in <see cref="AddField"/>). TE is hop-by-hop and never forwarded as a field; an HTTP/2
-    /// downstream is sent "TE: trailers" again when this is true and the client can be given trailers. Scanned on
-    /// demand, so the HTTP/1.1 path pays nothing for it.
+    /// (RFC 9113 §8.2.2, checked by the HTTP/2 front ends before <see cref="AddField"/>). TE is hop-by-hop and never
+    /// forwarded as a field; an HTTP/2 downstream is sent "TE: trailers" again when this is true and the client can be
+    /// given trailers. Scanned on demand, so the HTTP/1.1 path pays nothing for it.
     /// </summary>
     public bool AcceptsTrailers()
     {

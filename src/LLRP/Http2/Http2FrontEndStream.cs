@@ -204,6 +204,7 @@ internal sealed class Http2FrontEndStream : IFramedResponse, IPooledSlot
                 AppendCookie(value);
                 return;
             }
+            Http2FieldRules.Check(name, value);
             Head.AddField(name, value);
         }
         catch (Exception e) when (ProxyErrors.IsRejection(e))

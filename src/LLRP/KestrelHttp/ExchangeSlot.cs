@@ -7,6 +7,7 @@ using LLRP.Connections;
 using LLRP.Errors;
 using LLRP.Exchanges;
 using LLRP.Http1;
+using LLRP.Http2;
 using LLRP.Semantics;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
@@ -196,12 +197,12 @@ internal sealed class ExchangeSlot : IPooledSlot
                 if (http2 && values.Count > 1 && name.Equals("Cookie", StringComparison.OrdinalIgnoreCase))
                 {
                     // RFC 9113 §8.2.3: cookie crumbs are joined with "; " for an HTTP/1.1 hop.
-                    AddField(name, string.Join("; ", (IEnumerable<string?>)values), scratch);
+                    AddField(name, string.Join("; ", (IEnumerable<string?>)values), scratch, http2);
                     continue;
                 }
                 foreach (var value in values)
                 {
-                    AddField(name, value ?? "", scratch);
+                    AddField(name, value ?? "", scratch, http2);
                 }
             }
             Head.CompleteFields(hasBody);
@@ -212,10 +213,15 @@ internal sealed class ExchangeSlot : IPooledSlot
         }
     }
 
-    private void AddField(string name, string value, byte[] scratch)
+    private void AddField(string name, string value, byte[] scratch, bool http2)
     {
         var nameBytes = Latin1(name, scratch);
-        Head.AddField(nameBytes, Latin1(value, scratch.AsSpan(nameBytes.Length)));
+        var valueBytes = Latin1(value, scratch.AsSpan(nameBytes.Length));
+        if (http2)
+        {
+            Http2FieldRules.Check(nameBytes, valueBytes);
+        }
+        Head.AddField(nameBytes, valueBytes);
     }
 
     // Latin-1 maps each char below 256 to its byte; a char above (a value Kestrel decoded otherwise) cannot be a field.
