@@ -125,6 +125,50 @@ public sealed class ArchitectureTests
         }
     }
 
+    private const string KestrelInternal = "Microsoft.AspNetCore.Server.Kestrel.Core.Internal";
+
+    /// <summary>
+    /// Kestrel's internal types (public, but outside its supported API: they change between releases) are named only
+    /// where the proxy meets Kestrel: LLRP.KestrelHttp, LLRP.Hosting (which configures Kestrel) and the HTTP/1.1 parser
+    /// adapter (KestrelParser, ParserHandler), which turns the callbacks of Kestrel's parser into the proxy's own types.
+    /// </summary>
+    [Fact]
+    public void KestrelsInternalTypesAreNamedOnlyWhereTheProxyMeetsKestrel()
+    {
+        var references = TypeReference.Read(SourceAssemblies());
+        // The rule could hold for want of seeing any reference outside src/: the parser adapter makes some.
+        Assert.Contains(references, r => IsKestrelInternal(r.ToNamespace) && IsTypeOrNested(r.From, "LLRP.Http1.ParserHandler"));
+        var problems = references.Where(r => IsKestrelInternal(r.ToNamespace) && !MayNameKestrelInternals(r))
+            .Select(r => r.ToString()).Distinct().ToList();
+        Assert.True(problems.Count == 0, $"Kestrel's internal types named outside KestrelHttp, Hosting and the parser adapter:\n{string.Join("\n", problems)}");
+    }
+
+    /// <summary>
+    /// The HTTP/1.1 request side knows no other protocol: no type of LLRP.Http1 names a type of LLRP.Http2, of
+    /// LLRP.KestrelHttp or of LLHttp2's assembly. What differs by protocol reaches it as data (LLRP.Semantics).
+    /// </summary>
+    [Fact]
+    public void Http1NamesNoOtherProtocol()
+    {
+        var problems = TypeReference.Read(SourceAssemblies())
+            .Where(r => IsWithin(r.FromNamespace, "LLRP.Http1") &&
+                (IsWithin(r.ToNamespace, "LLRP.Http2") || IsWithin(r.ToNamespace, "LLRP.KestrelHttp") || IsWithin(r.ToNamespace, "LLHttp2")))
+            .Select(r => r.ToString()).Distinct().ToList();
+        Assert.True(problems.Count == 0, $"LLRP.Http1 names another protocol's types:\n{string.Join("\n", problems)}");
+    }
+
+    private static bool IsKestrelInternal(string ns) => IsWithin(ns, KestrelInternal);
+
+    private static bool MayNameKestrelInternals(TypeReference reference) =>
+        reference.FromNamespace is "LLRP.KestrelHttp" or "LLRP.Hosting" ||
+        IsTypeOrNested(reference.From, "LLRP.Http1.KestrelParser") || IsTypeOrNested(reference.From, "LLRP.Http1.ParserHandler");
+
+    private static bool IsWithin(string ns, string root) => ns == root || ns.StartsWith(root + ".", StringComparison.Ordinal);
+
+    // A nested type (a lambda's closure, a state machine) is written Outer/Inner or Outer+Inner.
+    private static bool IsTypeOrNested(string type, string name) =>
+        type == name || (type.StartsWith(name, StringComparison.Ordinal) && type.Length > name.Length && type[name.Length] is '/' or '+');
+
     [Fact]
     public void ACycleIsFoundAndPrinted()
     {
@@ -228,7 +272,7 @@ internal sealed class NamespaceGraph
     }
 
     // A top-level Program is in the global namespace, which ArchUnitNET gives no Namespace.
-    private static string NamespaceOf(ArchUnitNET.Domain.IType type) => type.Namespace?.FullName is { Length: > 0 } name ? name : "(global)";
+    public static string NamespaceOf(ArchUnitNET.Domain.IType type) => type.Namespace?.FullName is { Length: > 0 } name ? name : "(global)";
 
     private SortedDictionary<string, string> Node(string name)
     {
@@ -340,6 +384,22 @@ internal sealed class NamespaceGraph
         }
         return text.ToString();
     }
+}
+
+/// <summary>
+/// One type of the given assemblies naming another type, of any assembly (the framework's too), as
+/// <see cref="NamespaceGraph"/> reads it: signatures, fields, attributes and method bodies, a compiler-generated type's
+/// counted for the type that declares it.
+/// </summary>
+internal sealed record TypeReference(string From, string FromNamespace, string To, string ToNamespace)
+{
+    public static List<TypeReference> Read(IEnumerable<string> assemblies) =>
+    [
+        .. SourceArchitecture.Load(assemblies).Types.SelectMany(type => type.Dependencies.Select(dependency => new TypeReference(
+            type.FullName, NamespaceGraph.NamespaceOf(type), dependency.Target.FullName, NamespaceGraph.NamespaceOf(dependency.Target)))),
+    ];
+
+    public override string ToString() => $"{From} uses {To}";
 }
 
 /// <summary>
