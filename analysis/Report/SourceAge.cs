@@ -20,16 +20,18 @@ internal static class SourceAge
     /// </summary>
     public static Change? FirstSince(string dir, string commit)
     {
-        // %h and the committer date (YYYY-MM-DD), oldest first; the top-level path makes the pathspec independent of dir.
+        // The full hash and the committer date (YYYY-MM-DD), oldest first; the top-level path makes the pathspec
+        // independent of dir. The hash is cut to 7 characters here, as every commit the report names: git's own %h grows
+        // with the number of objects it counts, which differs between a clone and the repository it was cloned from.
         var root = Git(dir, "rev-parse", "--show-toplevel").Trim();
-        var lines = Git(dir, "log", "--reverse", "--format=%h %cs", $"{commit}..HEAD", "--", Path.Combine(root, "src"))
+        var lines = Git(dir, "log", "--reverse", "--format=%H %cs", $"{commit}..HEAD", "--", Path.Combine(root, "src"))
             .Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
         if (lines.Length == 0)
         {
             return null;
         }
         var oldest = lines[0].Split(' ');
-        return new Change(oldest[0], oldest.Length > 1 ? oldest[1] : "?");
+        return new Change(oldest[0][..Math.Min(7, oldest[0].Length)], oldest.Length > 1 ? oldest[1] : "?");
     }
 
     private static string Git(string dir, params string[] args)
