@@ -16,7 +16,9 @@
 #   PIN (none | proxy: the proxy alone on CPU 1, the origin and wrk on CPU 0, as run-local.sh --pin-proxy),
 #   ORIGIN (downstream: Downstream from DS_DIR | nginx: crank/nginx/origin.conf, as run-local.sh --origin nginx),
 #   LOAD (wrk | h2load: HTTP/2 from h2load -c CONNECTIONS -m STREAMS (16) -t 1, the proxy listening with h2 only),
-#   SCHEME (http | https: TLS with the run's certificate from crank/tls-cert.sh; with h2load, ALPN h2, else h2c).
+#   SCHEME (http | https: TLS with the run's certificate from crank/tls-cert.sh; with h2load, ALPN h2, else h2c),
+#   BODY_BYTES (0: GETs; N: with wrk, POSTs of N bytes framed by Content-Length, built by crank/wrk-request.lua as the
+#   sittings' wrk job builds them).
 # Writes OUT_DIR/<LABEL>.* : perf.data, perf-stat.csv (`perf stat -x,`: value,unit,event,...), wrk.txt, proc.txt (CPU ticks and context switches over
 # all threads before/after), strace.txt; in count mode also origin-perf-stat.csv and wrk-perf-stat.csv (the same
 # counters for the origin and for wrk, the load side's cost per request) and origin-connections.txt (the proxy's
@@ -31,10 +33,12 @@ repo="$(cd "$here/../.." && pwd)"
 set -m
 : "${LLRP_DIR:=/tmp/prof/llrp}" "${DS_DIR:=/tmp/prof/ds}" "${PROXY_PORT:=58080}" "${DS_PORT:=58081}"
 : "${WARMUP_S:=15}" "${PERF_S:=10}" "${STRACE_S:=5}" "${CONNECTIONS:=64}" "${URL_PATH:=/}" "${PROXY_ENV:=}" "${PIN:=none}" "${ORIGIN:=downstream}"
-: "${LOAD:=wrk}" "${SCHEME:=http}" "${STREAMS:=16}"
+: "${LOAD:=wrk}" "${SCHEME:=http}" "${STREAMS:=16}" "${BODY_BYTES:=0}"
 case "$ORIGIN" in downstream|nginx) ;; *) echo "session: ORIGIN must be downstream or nginx, not '$ORIGIN'" >&2; exit 2 ;; esac
 case "$LOAD" in wrk|h2load) ;; *) echo "session: LOAD must be wrk or h2load, not '$LOAD'" >&2; exit 2 ;; esac
 case "$SCHEME" in http|https) ;; *) echo "session: SCHEME must be http or https, not '$SCHEME'" >&2; exit 2 ;; esac
+case "$BODY_BYTES" in *[!0-9]*|'') echo "session: BODY_BYTES must be a byte count, not '$BODY_BYTES'" >&2; exit 2 ;; esac
+if [ "$BODY_BYTES" -gt 0 ] && [ "$LOAD" != wrk ]; then echo "session: BODY_BYTES needs LOAD=wrk" >&2; exit 2; fi
 case "$PIN" in
   none) pin_proxy=() pin_load=() ;;
   proxy) pin_proxy=(taskset -c 1) pin_load=(taskset -c 0) ;;
@@ -110,6 +114,8 @@ url="$SCHEME://127.0.0.1:$PROXY_PORT$URL_PATH"
 # load_for SECONDS: sets load to the load tool's command for that long (its report on stdout).
 load_for() {
   if [ "$LOAD" = h2load ]; then load=(h2load -c"$CONNECTIONS" -m"$STREAMS" -t1 -D"$1" "$url")
+  elif [ "$BODY_BYTES" -gt 0 ]; then
+    load=(wrk -t1 -c"$CONNECTIONS" -d"${1}s" -s "$repo/crank/wrk-request.lua" "$url" -- "$BODY_BYTES" content-length)
   else load=(wrk -t1 -c"$CONNECTIONS" -d"${1}s" "$url"); fi
 }
 
