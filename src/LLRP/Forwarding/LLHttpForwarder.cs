@@ -112,13 +112,24 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
                         // Full duplex: the body streams on its own task while this one reads the response, since an origin
                         // may answer while it reads (a streaming transform) or before it reads (an early 413); sending it
                         // all first would deadlock once both directions' socket buffers are full.
-                        var buffer = bodyBuffer ??= ProxyBuffers.Bytes.Rent(BodyBufferLength);
                         downstream.StartRequestBody(
                             head.Framing == BodyFraming.Chunked ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
                             head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
+                        // A body the client's input holds as it is goes on from there (no copy); a chunked one is
+                        // decoded into the body buffer.
+                        byte[]? buffer = null;
+                        ReadOnlyMemory<byte> first;
                         // The first piece is read here: a 100 (Continue) the body reader owes the client is written before
                         // any relayed byte, so only this task ever writes to the client.
-                        var first = await exchange.Body.ReadAsync(buffer, exchange.Aborted);
+                        if (exchange.Body.CanReadInPlace)
+                        {
+                            first = await exchange.Body.ReadInPlaceAsync(BodyBufferLength, exchange.Aborted);
+                        }
+                        else
+                        {
+                            buffer = bodyBuffer ??= ProxyBuffers.Bytes.Rent(BodyBufferLength);
+                            first = buffer.AsMemory(0, await exchange.Body.ReadAsync(buffer, exchange.Aborted));
+                        }
                         stopSending = CancellationTokenSource.CreateLinkedTokenSource(exchange.Aborted);
                         // Sends the request head synchronously before it returns, so the response head may be read now.
                         phase = ExchangePhase.Send;
@@ -212,21 +223,41 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
     }
 
     /// <summary>
-    /// Sends the request body, <paramref name="read"/> bytes of it already in <paramref name="buffer"/>, reading the rest
-    /// from the client; awaiting each send is the backpressure both ways (an origin that stops reading stops the
-    /// client reads, and only one buffer of body is ever held). A failure of the client's side aborts the downstream
-    /// connection so the response read ends as well; a failed downstream send leaves the response readable (an origin
-    /// that answered early may have stopped reading) and ends this task quietly.
+    /// Sends the request body, <paramref name="bytes"/> its first piece, reading the rest from the client: into
+    /// <paramref name="buffer"/>, or without one where the client's input holds the body as it is
+    /// (<see cref="RequestBodyReader.ReadInPlaceAsync"/>, each piece consumed once sent). Awaiting each send is the
+    /// backpressure both ways (an origin that stops reading stops the client reads, and only one buffer of body is
+    /// ever held). A failure of the client's side aborts the downstream connection so the response read ends as well; a
+    /// failed downstream send leaves the response readable (an origin that answered early may have stopped reading)
+    /// and ends this task quietly.
     /// </summary>
-    private static async Task SendBodyAsync(Exchange exchange, LLHttpConnection downstream, byte[] buffer, int read, CancellationToken stop)
+    private static async Task SendBodyAsync(Exchange exchange, LLHttpConnection downstream, byte[]? buffer, ReadOnlyMemory<byte> bytes, CancellationToken stop)
     {
+        var body = exchange.Body;
         try
         {
-            while (read > 0)
+            while (!bytes.IsEmpty)
             {
-                await downstream.WriteBodyAsync(buffer.AsMemory(0, read), stop);
+                if (buffer is not null)
+                {
+                    await downstream.WriteBodyAsync(bytes, stop);
+                    exchange.RestartDeadline();
+                    bytes = buffer.AsMemory(0, await body.ReadAsync(buffer, stop));
+                    continue;
+                }
+                var sent = 0;
+                try
+                {
+                    await downstream.WriteBodyAsync(bytes, stop);
+                    sent = bytes.Length;
+                }
+                finally
+                {
+                    // Also after a failed send: the client's input must be readable again (a drain, the next request).
+                    body.Consume(sent);
+                }
                 exchange.RestartDeadline();
-                read = await exchange.Body.ReadAsync(buffer, stop);
+                bytes = await body.ReadInPlaceAsync(BodyBufferLength, stop);
             }
             await downstream.CompleteRequestAsync(stop);
         }

@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Diagnostics;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 using LLHttp.Syntax;
@@ -35,6 +36,8 @@ internal sealed class RequestBodyReader
     private ChunkedDecoder _chunked;
     private bool _continuePending;
     private bool _awaitingClient;
+    // What ReadInPlaceAsync handed out a slice of, until Consume advances the input past what the caller used.
+    private ReadOnlySequence<byte> _held;
 
     public RequestBodyReader(PipeReader input, RequestLimits limits, ResponseWriter? continueTo)
     {
@@ -125,6 +128,102 @@ internal sealed class RequestBodyReader
                 throw new OperationCanceledException();
             }
         }
+    }
+
+    /// <summary>
+    /// Whether <see cref="ReadInPlaceAsync"/> serves this body: a Content-Length body and one another layer de-framed
+    /// are the input's bytes as they are; a chunked one is decoded, so <see cref="ReadAsync"/> copies it.
+    /// </summary>
+    public bool CanReadInPlace => _state is State.ContentLength or State.UntilEnd;
+
+    /// <summary>
+    /// The body's next bytes where the input holds them, at most <paramref name="maxLength"/>, without the copy
+    /// <see cref="ReadAsync"/> makes: a large body is sent on from the client connection's receive buffer. Valid until
+    /// <see cref="Consume"/>, which the caller calls, with how many bytes it used, before any other read of the body
+    /// or of the connection (also when sending them failed: the input stays readable, for a drain). Empty: the body
+    /// has ended. Only while <see cref="CanReadInPlace"/>.
+    /// </summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    public async ValueTask<ReadOnlyMemory<byte>> ReadInPlaceAsync(int maxLength, CancellationToken cancellationToken)
+    {
+        Debug.Assert(_held.IsEmpty, "Consume was not called after the last ReadInPlaceAsync.");
+        if (_state == State.Done || maxLength <= 0)
+        {
+            return default;
+        }
+        Debug.Assert(CanReadInPlace);
+        if (_continuePending)
+        {
+            _continuePending = false;
+            if (_continueTo is not null)
+            {
+                await _continueTo.WriteContinueAsync();
+            }
+        }
+
+        while (true)
+        {
+            _awaitingClient = true;
+            var result = _deframed ? await ReadDeframedAsync(cancellationToken) : await _input.ReadAsync(cancellationToken);
+            _awaitingClient = false;
+            var buffer = result.Buffer;
+            if (!buffer.IsEmpty)
+            {
+                var bytes = buffer.First;
+                var length = Math.Min(bytes.Length, maxLength);
+                if (_state == State.ContentLength)
+                {
+                    length = (int)Math.Min(length, _remaining);
+                }
+                if (_total + length > _limits.MaxRequestBodySize)
+                {
+                    _input.AdvanceTo(buffer.Start);
+                    ProxyThrow.Throw(ProxyError.ContentTooLarge, "Request body larger than maxRequestBodySize.");
+                }
+                _held = buffer;
+                return bytes[..length];
+            }
+            if (result.IsCompleted && _state == State.UntilEnd)
+            {
+                _state = State.Done;
+                _input.AdvanceTo(buffer.Start);
+                return default;
+            }
+            _input.AdvanceTo(buffer.Start, buffer.End);
+            if (result.IsCompleted)
+            {
+                ProxyThrow.Throw(ProxyError.ClientGone, "The client closed the connection before the request body ended.");
+            }
+            if (result.IsCanceled)
+            {
+                throw new OperationCanceledException();
+            }
+        }
+    }
+
+    /// <summary>
+    /// The caller of <see cref="ReadInPlaceAsync"/> used <paramref name="count"/> of the bytes it was given (0 after a
+    /// failed send): the input moves past them, and what is left is read again by the next read.
+    /// </summary>
+    public void Consume(int count)
+    {
+        var held = _held;
+        _held = default;
+        if (held.IsEmpty)
+        {
+            return;
+        }
+        var rest = held.Slice(count);
+        _total += count;
+        if (_state == State.ContentLength)
+        {
+            _remaining -= count;
+            if (_remaining == 0)
+            {
+                _state = State.Done;
+            }
+        }
+        _input.AdvanceTo(rest.Start);
     }
 
     // Kestrel's body reader fails when the stream was reset or the body broke its rules (more or less DATA than the

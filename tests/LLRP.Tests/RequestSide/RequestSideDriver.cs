@@ -31,7 +31,13 @@ public static class RequestSideDriver
             ? status
             : throw new Xunit.Sdk.XunitException($"the request side threw an exception that is not a rejection: {e}");
 
-    public static async Task<RequestOutcome> RunAsync(IEnumerable<byte[]> pieces)
+    /// <summary>
+    /// The request side's verdict on <paramref name="pieces"/>. With <paramref name="inPlace"/>, a body the reader can
+    /// hand out where the input holds it (<see cref="RequestBodyReader.CanReadInPlace"/>) is read that way, as LLHttp's
+    /// forwarder streams a large one: in pieces of at most 7 bytes, of which each time one fewer is used than given
+    /// (all of a 1-byte piece), so that what <see cref="RequestBodyReader.Consume"/> leaves is read again.
+    /// </summary>
+    public static async Task<RequestOutcome> RunAsync(IEnumerable<byte[]> pieces, bool inPlace = false)
     {
         var input = new SplitPipe(pieces);
         var head = new RequestHead(Options);
@@ -54,10 +60,23 @@ public static class RequestSideDriver
         var destination = new byte[7]; // small and odd, so de-framed data is also handed out in pieces
         try
         {
-            int n;
-            while ((n = await body.ReadAsync(destination, CancellationToken.None)) > 0)
+            if (inPlace && body.CanReadInPlace)
             {
-                bytes.AddRange(destination.AsSpan(0, n));
+                ReadOnlyMemory<byte> piece;
+                while (!(piece = await body.ReadInPlaceAsync(destination.Length, CancellationToken.None)).IsEmpty)
+                {
+                    var used = Math.Max(1, piece.Length - 1);
+                    bytes.AddRange(piece.Span[..used]);
+                    body.Consume(used);
+                }
+            }
+            else
+            {
+                int n;
+                while ((n = await body.ReadAsync(destination, CancellationToken.None)) > 0)
+                {
+                    bytes.AddRange(destination.AsSpan(0, n));
+                }
             }
         }
         catch (Exception e) when (e is not Xunit.Sdk.XunitException)

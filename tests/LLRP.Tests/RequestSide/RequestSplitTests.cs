@@ -5,7 +5,8 @@ namespace LLRP.Tests.RequestSide;
 /// <summary>
 /// The conformance corpus through the request side in memory (no sockets): every head and body of the desync-guardian
 /// cases and of the test rows on field syntax and chunked bodies, cut at every byte boundary (and one byte at a
-/// time), must get the verdict the whole-proxy tests expect, and every split the same verdict as the unsplit input.
+/// time), must get the verdict the whole-proxy tests expect, and every split the same verdict as the unsplit input,
+/// whether the body is copied out or read where the input holds it.
 /// </summary>
 public sealed class RequestSplitTests
 {
@@ -32,6 +33,7 @@ public sealed class RequestSplitTests
             {
                 RequestSideVerdict.AssertSame(whole, outcome, what);
             }
+            RequestSideVerdict.AssertSame(whole, await RequestSideDriver.RunAsync(pieces, inPlace: true), $"{what}, body read in place");
         }
     }
 
