@@ -93,20 +93,12 @@ internal sealed class RequestBodyReader
         {
             return 0;
         }
-        if (_continuePending)
-        {
-            // RFC 9110 §10.1.1: the client waits for 100 (Continue) before sending the body; the proxy says it when it wants the body.
-            _continuePending = false;
-            if (_continueTo is not null)
-            {
-                await _continueTo.WriteContinueAsync();
-            }
-        }
+        await ContinueIfPendingAsync();
 
         while (true)
         {
             _awaitingClient = true;
-            var result = _deframed ? await ReadDeframedAsync(cancellationToken) : await _input.ReadAsync(cancellationToken);
+            var result = await ReadInputAsync(cancellationToken);
             _awaitingClient = false;
             var buffer = result.Buffer;
             var copied = Decode(ref buffer, destination.Span);
@@ -119,14 +111,7 @@ internal sealed class RequestBodyReader
             {
                 return copied;
             }
-            if (result.IsCompleted)
-            {
-                ProxyThrow.Throw(ProxyError.ClientGone, "The client closed the connection before the request body ended.");
-            }
-            if (result.IsCanceled)
-            {
-                throw new OperationCanceledException();
-            }
+            ThrowIfEnded(result);
         }
     }
 
@@ -152,19 +137,12 @@ internal sealed class RequestBodyReader
             return default;
         }
         Debug.Assert(CanReadInPlace);
-        if (_continuePending)
-        {
-            _continuePending = false;
-            if (_continueTo is not null)
-            {
-                await _continueTo.WriteContinueAsync();
-            }
-        }
+        await ContinueIfPendingAsync();
 
         while (true)
         {
             _awaitingClient = true;
-            var result = _deframed ? await ReadDeframedAsync(cancellationToken) : await _input.ReadAsync(cancellationToken);
+            var result = await ReadInputAsync(cancellationToken);
             _awaitingClient = false;
             var buffer = result.Buffer;
             if (!buffer.IsEmpty)
@@ -190,14 +168,7 @@ internal sealed class RequestBodyReader
                 return default;
             }
             _input.AdvanceTo(buffer.Start, buffer.End);
-            if (result.IsCompleted)
-            {
-                ProxyThrow.Throw(ProxyError.ClientGone, "The client closed the connection before the request body ended.");
-            }
-            if (result.IsCanceled)
-            {
-                throw new OperationCanceledException();
-            }
+            ThrowIfEnded(result);
         }
     }
 
@@ -224,6 +195,36 @@ internal sealed class RequestBodyReader
             }
         }
         _input.AdvanceTo(rest.Start);
+    }
+
+    /// <summary>
+    /// RFC 9110 §10.1.1: a client that sent Expect: 100-continue waits for 100 (Continue) before it sends the body; the
+    /// proxy says it when it first wants the body. Completes at once when nothing is owed.
+    /// </summary>
+    private ValueTask<FlushResult> ContinueIfPendingAsync()
+    {
+        if (!_continuePending)
+        {
+            return default;
+        }
+        _continuePending = false;
+        return _continueTo is null ? default : _continueTo.WriteContinueAsync();
+    }
+
+    private ValueTask<ReadResult> ReadInputAsync(CancellationToken cancellationToken) =>
+        _deframed ? ReadDeframedAsync(cancellationToken) : _input.ReadAsync(cancellationToken);
+
+    /// <summary>A read that brought nothing of the body: the client closed before it ended, or the read was cancelled.</summary>
+    private static void ThrowIfEnded(in ReadResult result)
+    {
+        if (result.IsCompleted)
+        {
+            ProxyThrow.Throw(ProxyError.ClientGone, "The client closed the connection before the request body ended.");
+        }
+        if (result.IsCanceled)
+        {
+            throw new OperationCanceledException();
+        }
     }
 
     // Kestrel's body reader fails when the stream was reset or the body broke its rules (more or less DATA than the
