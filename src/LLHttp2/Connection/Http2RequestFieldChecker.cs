@@ -101,14 +101,9 @@ internal struct Http2RequestFieldChecker : IHpackFieldHandler
 
     private string? Check(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
     {
-        if (name.IsEmpty)
+        if (Http2FieldRules.CheckSyntax(name, value) is { } error)
         {
-            return "Empty field name (RFC 9113 §8.2.1)";
-        }
-
-        if (name.IndexOfAny((byte)'\r', (byte)'\n', (byte)0) >= 0 || value.IndexOfAny((byte)'\r', (byte)'\n', (byte)0) >= 0)
-        {
-            return "CR, LF or NUL in a field (RFC 9113 §8.2.1)";
+            return error;
         }
 
         if (name[0] == (byte)':')
@@ -117,25 +112,15 @@ internal struct Http2RequestFieldChecker : IHpackFieldHandler
         }
 
         _regularSeen = true;
-        if (name.IndexOfAnyInRange((byte)'A', (byte)'Z') >= 0)
+        if (name.Length == 2 && name.SequenceEqual("te"u8))
         {
-            return "Uppercase field name (RFC 9113 §8.2.1)";
+            return value.SequenceEqual("trailers"u8) ? null : "TE other than \"trailers\" (RFC 9113 §8.2.2)";
         }
 
-        switch (name.Length)
-        {
-            case 2 when name.SequenceEqual("te"u8):
-                return value.SequenceEqual("trailers"u8) ? null : "TE other than \"trailers\" (RFC 9113 §8.2.2)";
-            case 7 when name.SequenceEqual("upgrade"u8):
-            case 10 when name.SequenceEqual("connection"u8) || name.SequenceEqual("keep-alive"u8):
-            case 16 when name.SequenceEqual("proxy-connection"u8):
-            case 17 when name.SequenceEqual("transfer-encoding"u8):
-                return "Connection-specific field (RFC 9113 §8.2.2)";
-            case 14 when name.SequenceEqual("content-length"u8):
-                return CheckContentLength(value);
-            default:
-                return null;
-        }
+        long contentLength = ContentLength;
+        error = Http2FieldRules.CheckRegular(name, value, ref contentLength);
+        ContentLength = contentLength;
+        return error;
     }
 
     private string? CheckPseudo(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
@@ -185,29 +170,6 @@ internal struct Http2RequestFieldChecker : IHpackFieldHandler
         }
 
         _pseudo |= bit;
-        return null;
-    }
-
-    private string? CheckContentLength(ReadOnlySpan<byte> value)
-    {
-        // Digits only (RFC 9110 §8.6); at most 18 of them, so the value fits a long without overflow checks.
-        if (value.IsEmpty || value.Length > 18 || value.IndexOfAnyExceptInRange((byte)'0', (byte)'9') >= 0)
-        {
-            return "Invalid content-length (RFC 9110 §8.6)";
-        }
-
-        long length = 0;
-        foreach (byte b in value)
-        {
-            length = (length * 10) + (b - '0');
-        }
-
-        if (ContentLength >= 0 && ContentLength != length)
-        {
-            return "Conflicting content-length fields (RFC 9110 §8.6)";
-        }
-
-        ContentLength = length;
         return null;
     }
 }
