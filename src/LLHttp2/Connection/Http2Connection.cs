@@ -23,7 +23,7 @@ public enum Http2ConnectionState : byte
 /// What both sides of an HTTP/2 connection share (RFC 9113): reading frames, the SETTINGS exchange and its ACK, PING
 /// answers, flow-control windows both ways, the stream table and the ring of closed streams, field blocks joined and
 /// bounded, the flood limits, RST_STREAM for stream errors and GOAWAY for connection errors.
-/// <see cref="Http2ServerConnection"/> and a client connection add what differs: the preface, the
+/// <see cref="Http2ServerConnection"/> and <see cref="Http2ClientConnection"/> add what differs: the preface, the
 /// streams each side opens, and the checks of requests or responses. No sockets, threads or timers; nothing is
 /// allocated per frame or per request once the connection exists; only errors allocate their exception.
 /// <para>

@@ -2,7 +2,7 @@ namespace LLHttp2.Connection;
 
 /// <summary>
 /// What both sides of a connection advertise and the flood limits both enforce against their peer (a hostile client
-/// for <see cref="Http2ServerConnection"/>, a hostile downstream for a client connection). Each
+/// for <see cref="Http2ServerConnection"/>, a hostile downstream for <see cref="Http2ClientConnection"/>). Each
 /// default is a named constant with where its value comes from; the limits table of src/LLHttp2/README.md lists them.
 /// </summary>
 public abstract class Http2ConnectionOptions
