@@ -128,6 +128,85 @@ public class AllocationTests
         Assert.Equal(0, connection.ActiveStreams);
     }
 
+    private sealed class NoOpClientHandler : IHttp2ClientConnectionHandler
+    {
+        public long Count;
+        public int Blocks;
+        public int PingAcks;
+        public int Resets;
+
+        public void OnResponseField(int streamId, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, bool neverIndexed) => Count += name.Length;
+
+        public void OnResponseHeaders(int streamId, int status, bool endStream) => Blocks++;
+
+        public void OnData(int streamId, ReadOnlySequence<byte> data, bool endStream) => Count += data.Length;
+
+        public void OnStreamReset(int streamId, Http2ErrorCode code, bool byPeer) => Resets++;
+
+        public void OnGoAway(int lastStreamId, Http2ErrorCode code) => Resets++;
+
+        public void OnPingAck(ulong data) => PingAcks++;
+    }
+
+    [Fact]
+    public void A_client_connection_in_steady_state_allocates_nothing_per_request()
+    {
+        // Each round: a request with a body and trailers, an informational and a final response with a body and
+        // trailers, a PING both ways, the body consumed.
+        var responses = new byte[201][];
+        for (int i = 0; i < responses.Length; i++)
+        {
+            int id = (2 * i) + 1;
+            responses[i] = Concat(
+                ClientKit.Response(id, false, (":status", "103"), ("link", "</style.css>")),
+                ClientKit.Ok(id, false, ("content-length", "5"), ("server", "scripted")),
+                ConnectionKit.Data(id, "hello"),
+                ClientKit.Response(id, true, ("x-checksum", "1")),
+                ConnectionKit.Ping(1),
+                ConnectionKit.Ping(2, ack: true),
+                ConnectionKit.WindowUpdate(0, 5));
+        }
+
+        var handler = new NoOpClientHandler();
+        var client = new Http2ClientConnection(handler);
+        var output = new ArrayBufferWriter<byte>(64 * 1024);
+        var settings = new ReadOnlySequence<byte>(ClientKit.ServerPreface);
+        client.Process(ref settings, output);
+
+        void Round(int i)
+        {
+            Assert.True(client.TryOpenStream(out int id));
+            var fields = client.BeginRequestHeaders(id, "POST"u8, "https"u8, "a.example"u8, "/upload"u8);
+            fields.Add("content-type"u8, "text/plain"u8);
+            fields.Add("authorization"u8, "Bearer x"u8);
+            client.SendRequestHeaders(ref fields, endStream: false, output);
+            client.SendData(id, "world"u8, endStream: false, output);
+            var trailers = client.BeginTrailers(id);
+            trailers.Add("x-sum"u8, "5"u8);
+            client.SendTrailers(ref trailers, output);
+            client.SendPing(2, output);
+            var input = new ReadOnlySequence<byte>(responses[i]);
+            client.Process(ref input, output);
+            client.ConsumeData(id, 5, output);
+            client.OnOutputFlushed();
+            output.ResetWrittenCount();
+        }
+
+        Round(0);
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        for (int i = 1; i < responses.Length; i++)
+        {
+            Round(i);
+        }
+
+        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+        Assert.Equal(Http2ConnectionState.Open, client.State);
+        Assert.Equal(0, client.ActiveStreams);
+        Assert.Equal(201 * 3, handler.Blocks);
+        Assert.Equal(201, handler.PingAcks);
+        Assert.Equal(0, handler.Resets);
+    }
+
     private static void Decode(HpackDecoder decoder, byte[] block)
     {
         var handler = new NoOpHandler();

@@ -193,12 +193,12 @@ public struct Http2StreamStateMachine
         switch (State)
         {
             case Http2StreamState.Idle:
-                RequireSendState(type == Http2FrameType.Headers, type.ToString());
+                RequireSendState(type == Http2FrameType.Headers, type);
                 State = ends ? Http2StreamState.HalfClosedLocal : Http2StreamState.Open;
                 break;
 
             case Http2StreamState.ReservedLocal:
-                RequireSendState(type == Http2FrameType.Headers, type.ToString());
+                RequireSendState(type == Http2FrameType.Headers, type);
                 State = Http2StreamState.HalfClosedRemote;
                 if (ends)
                 {
@@ -209,7 +209,7 @@ public struct Http2StreamStateMachine
 
             case Http2StreamState.ReservedRemote:
             case Http2StreamState.HalfClosedLocal:
-                RequireSendState(type == Http2FrameType.WindowUpdate, type.ToString());
+                RequireSendState(type == Http2FrameType.WindowUpdate, type);
                 break;
 
             case Http2StreamState.Open:
@@ -229,7 +229,7 @@ public struct Http2StreamStateMachine
                 break;
 
             default:
-                RequireSendState(false, type.ToString());
+                RequireSendState(false, type);
                 break;
         }
     }
@@ -238,6 +238,15 @@ public struct Http2StreamStateMachine
     {
         State = Http2StreamState.Closed;
         Closure = closure;
+    }
+
+    /// <summary>The frame's name is formatted only for the exception: an enum's ToString boxes it, on every send.</summary>
+    private readonly void RequireSendState(bool allowed, Http2FrameType type)
+    {
+        if (!allowed)
+        {
+            ThrowInvalidSend(type.ToString(), State);
+        }
     }
 
     private readonly void RequireSendState(bool allowed, string what)
