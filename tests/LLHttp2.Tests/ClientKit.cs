@@ -85,22 +85,7 @@ internal static class ClientKit
         var output = new ArrayBufferWriter<byte>();
         client.Start(output);
         before?.Invoke(client, output);
-        var arrived = new List<byte[]>();
-        long consumed = 0;
-        foreach (var piece in pieces)
-        {
-            arrived.Add(piece);
-            var buffer = Sequence(arrived).Slice(consumed);
-            long before2 = buffer.Length;
-            client.Process(ref buffer, output);
-            consumed += before2 - buffer.Length;
-            if (client.State == Http2ConnectionState.Closed)
-            {
-                Assert.NotNull(client.CloseError);
-                break;
-            }
-        }
-
+        ConnectionKit.Feed(client, pieces, output);
         after?.Invoke(client, output);
         var written = output.WrittenSpan.ToArray();
         Assert.True(written.AsSpan().StartsWith(Http2Preface.Client));
@@ -109,24 +94,5 @@ internal static class ClientKit
 
     /// <summary>Every split of the server's bytes must give the same frames, events and state as the whole.</summary>
     public static Outcome RunAllSplits(byte[] input, Http2ClientConnectionOptions? options = null, Action<Http2ClientConnection, IBufferWriter<byte>>? before = null, Action<Http2ClientConnection, IBufferWriter<byte>>? after = null)
-    {
-        Outcome? first = null;
-        foreach (var split in AllSplits(input))
-        {
-            var outcome = Run(split, options, before, after);
-            if (first is null)
-            {
-                first = outcome;
-            }
-            else
-            {
-                Assert.Equal(first.ToString(), outcome.ToString());
-            }
-        }
-
-        return first!;
-    }
-
-    /// <summary>The frames a client writes when it starts, then its requests' HEADERS on these streams (not ended).</summary>
-    public static List<string> Opened(params string[] more) => [ClientSettings, .. more];
+        => ConnectionKit.SameForAllSplits(input, split => Run(split, options, before, after));
 }

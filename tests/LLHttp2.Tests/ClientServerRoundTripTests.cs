@@ -14,7 +14,8 @@ public class ClientServerRoundTripTests
     private const int Requests = 12;
     private const int BodyLength = 150_000;
 
-    private sealed class Server : IHttp2ServerConnectionHandler
+    /// <summary>What both ends record: bodies as they arrive, what to consume, which streams ended, anything wrong.</summary>
+    private abstract class Side
     {
         public Dictionary<int, MemoryStream> Bodies { get; } = [];
 
@@ -26,16 +27,6 @@ public class ClientServerRoundTripTests
 
         public List<string> Errors { get; } = [];
 
-        public void OnField(int streamId, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, bool neverIndexed)
-        {
-            if (name.SequenceEqual(":path"u8))
-            {
-                Paths[streamId] = Encoding.Latin1.GetString(value);
-            }
-        }
-
-        public void OnHeaders(int streamId, bool isTrailers, bool endStream) => Bodies.TryAdd(streamId, new MemoryStream());
-
         public void OnData(int streamId, ReadOnlySequence<byte> data, bool endStream)
         {
             foreach (var segment in data)
@@ -53,51 +44,33 @@ public class ClientServerRoundTripTests
         public void OnStreamReset(int streamId, Http2ErrorCode code, bool byPeer) => Errors.Add($"reset {streamId} {code}");
 
         public void OnGoAway(int lastStreamId, Http2ErrorCode code) => Errors.Add($"goaway {code}");
-    }
 
-    private sealed class Client : IHttp2ClientConnectionHandler
-    {
-        public Dictionary<int, MemoryStream> Bodies { get; } = [];
-
-        public Dictionary<int, string> Echoed { get; } = [];
-
-        public HashSet<int> Ended { get; } = [];
-
-        public List<(int, int)> Consumed { get; } = [];
-
-        public List<string> Errors { get; } = [];
-
-        public void OnResponseField(int streamId, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, bool neverIndexed)
+        /// <summary>The request's :path, echoed by the server as x-path.</summary>
+        protected void OnField(int streamId, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, ReadOnlySpan<byte> pathName)
         {
-            if (name.SequenceEqual("x-path"u8))
+            if (name.SequenceEqual(pathName))
             {
-                Echoed[streamId] = Encoding.Latin1.GetString(value);
+                Paths[streamId] = Encoding.Latin1.GetString(value);
             }
         }
+    }
+
+    private sealed class Server : Side, IHttp2ServerConnectionHandler
+    {
+        public void OnField(int streamId, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, bool neverIndexed) => OnField(streamId, name, value, ":path"u8);
+
+        public void OnHeaders(int streamId, bool isTrailers, bool endStream) => Bodies.TryAdd(streamId, new MemoryStream());
+    }
+
+    private sealed class Client : Side, IHttp2ClientConnectionHandler
+    {
+        public void OnResponseField(int streamId, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, bool neverIndexed) => OnField(streamId, name, value, "x-path"u8);
 
         public void OnResponseHeaders(int streamId, int status, bool endStream)
         {
             Assert.Equal(200, status);
             Bodies[streamId] = new MemoryStream();
         }
-
-        public void OnData(int streamId, ReadOnlySequence<byte> data, bool endStream)
-        {
-            foreach (var segment in data)
-            {
-                Bodies[streamId].Write(segment.Span);
-            }
-
-            Consumed.Add((streamId, (int)data.Length));
-            if (endStream)
-            {
-                Ended.Add(streamId);
-            }
-        }
-
-        public void OnStreamReset(int streamId, Http2ErrorCode code, bool byPeer) => Errors.Add($"reset {streamId} {code}");
-
-        public void OnGoAway(int lastStreamId, Http2ErrorCode code) => Errors.Add($"goaway {code}");
 
         public void OnPingAck(ulong data) => Errors.Add("unexpected ping ack");
     }
@@ -189,7 +162,7 @@ public class ClientServerRoundTripTests
         Assert.Equal(Requests, clientSide.Ended.Count);
         foreach (var (id, n) in requestOf)
         {
-            Assert.Equal($"/{n}", clientSide.Echoed[id]);
+            Assert.Equal($"/{n}", clientSide.Paths[id]);
             Assert.True(Body(n).AsSpan().SequenceEqual(clientSide.Bodies[id].ToArray()), $"stream {id}");
         }
 

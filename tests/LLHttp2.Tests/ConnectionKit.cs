@@ -73,15 +73,27 @@ internal static class ConnectionKit
         public override string ToString() => $"{State} {ActiveStreams}\n{string.Join("\n", Frames)}\n--\n{string.Join("\n", Events)}";
     }
 
-    /// <summary>
-    /// Feeds the input as the pieces arrive (one <see cref="Http2ServerConnection.Process"/> per arrival, the unread
-    /// bytes kept as a multi-segment sequence), then runs <paramref name="after"/> (the application's part).
-    /// </summary>
+    /// <summary>Feeds the input as the pieces arrive (<see cref="Feed"/>), then runs <paramref name="after"/> (the application's part).</summary>
     public static Outcome Run(byte[][] pieces, Http2ServerConnectionOptions? options = null, Action<Http2ServerConnection, IBufferWriter<byte>>? after = null)
     {
         var handler = new RecordingHandler();
         var connection = new Http2ServerConnection(handler, options);
         var output = new ArrayBufferWriter<byte>();
+        Feed(connection, pieces, output);
+        after?.Invoke(connection, output);
+        return new Outcome(Frames(output.WrittenSpan.ToArray()), handler.Events, connection.State, connection.ActiveStreams);
+    }
+
+    /// <summary>Every split of the input must give the same frames, events and state as the whole.</summary>
+    public static Outcome RunAllSplits(byte[] input, Http2ServerConnectionOptions? options = null, Action<Http2ServerConnection, IBufferWriter<byte>>? after = null)
+        => SameForAllSplits(input, split => Run(split, options, after));
+
+    /// <summary>
+    /// Feeds the pieces as they arrive: one <see cref="Http2Connection.Process"/> per arrival, the unread bytes kept as
+    /// a multi-segment sequence, until the connection closes (which must name its error).
+    /// </summary>
+    public static void Feed(Http2Connection connection, byte[][] pieces, IBufferWriter<byte> output)
+    {
         var arrived = new List<byte[]>();
         long consumed = 0;
         foreach (var piece in pieces)
@@ -93,21 +105,20 @@ internal static class ConnectionKit
             consumed += before - buffer.Length;
             if (connection.State == Http2ConnectionState.Closed)
             {
+                Assert.NotNull(connection.CloseError);
                 break;
             }
         }
-
-        after?.Invoke(connection, output);
-        return new Outcome(Frames(output.WrittenSpan.ToArray()), handler.Events, connection.State, connection.ActiveStreams);
     }
 
-    /// <summary>Every split of the input must give the same frames, events and state as the whole.</summary>
-    public static Outcome RunAllSplits(byte[] input, Http2ServerConnectionOptions? options = null, Action<Http2ServerConnection, IBufferWriter<byte>>? after = null)
+    /// <summary>Runs the input under every split (<see cref="TestKit.AllSplits"/>); each must print as the whole does.</summary>
+    public static T SameForAllSplits<T>(byte[] input, Func<byte[][], T> run)
+        where T : class
     {
-        Outcome? first = null;
+        T? first = null;
         foreach (var split in AllSplits(input))
         {
-            var outcome = Run(split, options, after);
+            var outcome = run(split);
             if (first is null)
             {
                 first = outcome;

@@ -334,17 +334,10 @@ public sealed class Http2ClientConnection : Http2Connection
         }
 
         DecodeOnly(id);
-        switch (ClosureOf(id))
+        if (!OnClosedStreamFieldBlock(id))
         {
-            case Http2StreamClosure.ResetSent:
-                // §5.1: sent before the server saw our RST_STREAM (or on a stream its GOAWAY refused); ignored.
-                return;
-            case Http2StreamClosure.ResetReceived:
-                Http2Throw.StreamError(Http2ErrorCode.StreamClosed, id, "HEADERS after the server's RST_STREAM");
-                break;
-            default:
-                Http2Throw.ConnectionError(Http2ErrorCode.StreamClosed, id, "HEADERS on a closed stream");
-                break;
+            // Closed long ago (the ring forgot it): §5.1 allows the connection error for frames on a closed stream.
+            Http2Throw.ConnectionError(Http2ErrorCode.StreamClosed, id, "HEADERS on a closed stream");
         }
     }
 

@@ -617,6 +617,29 @@ public abstract class Http2Connection
         }
     }
 
+    /// <summary>
+    /// A field block (already decoded) on a stream that left the table (§5.1, closed): ignored after our RST_STREAM,
+    /// a stream error STREAM_CLOSED after the peer's, a connection error STREAM_CLOSED after both END_STREAMs. False
+    /// when the ring does not know the stream (never used, or closed long ago): the side decides.
+    /// </summary>
+    private protected bool OnClosedStreamFieldBlock(int id)
+    {
+        switch (ClosureOf(id))
+        {
+            case Http2StreamClosure.ResetSent:
+                // §5.1: sent before the peer saw our RST_STREAM (trailers in flight); ignored.
+                return true;
+            case Http2StreamClosure.ResetReceived:
+                Http2Throw.StreamError(Http2ErrorCode.StreamClosed, id, "HEADERS after the peer's RST_STREAM");
+                break;
+            case Http2StreamClosure.EndStream:
+                Http2Throw.ConnectionError(Http2ErrorCode.StreamClosed, id, "HEADERS on a stream closed by END_STREAM");
+                break;
+        }
+
+        return false;
+    }
+
     private void OnStreamError(Http2Exception e, IBufferWriter<byte> output)
     {
         ReleaseUndelivered(output);

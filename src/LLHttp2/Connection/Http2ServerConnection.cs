@@ -114,21 +114,10 @@ public sealed class Http2ServerConnection : Http2Connection
         {
             // Not a new stream: a closed one (or a lower id never used, implicitly closed by a higher one, §5.1.1).
             DecodeOnly(id);
-            switch (ClosureOf(id))
+            if (!OnClosedStreamFieldBlock(id))
             {
-                case Http2StreamClosure.ResetSent:
-                    // §5.1: sent before the peer saw our RST_STREAM (trailers in flight); ignored.
-                    return;
-                case Http2StreamClosure.ResetReceived:
-                    Http2Throw.StreamError(Http2ErrorCode.StreamClosed, id, "HEADERS after the peer's RST_STREAM");
-                    break;
-                case Http2StreamClosure.EndStream:
-                    Http2Throw.ConnectionError(Http2ErrorCode.StreamClosed, id, "HEADERS on a stream closed by END_STREAM");
-                    break;
-                default:
-                    // §5.1.1: a new stream's identifier must be above every one the client used.
-                    Http2Throw.ConnectionError(Http2ErrorCode.ProtocolError, id, $"New stream {id} not above the highest stream {HighestStreamId}");
-                    break;
+                // §5.1.1: a new stream's identifier must be above every one the client used.
+                Http2Throw.ConnectionError(Http2ErrorCode.ProtocolError, id, $"New stream {id} not above the highest stream {HighestStreamId}");
             }
 
             return;
