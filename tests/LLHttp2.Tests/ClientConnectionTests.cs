@@ -184,6 +184,21 @@ public class Rfc9113_Client_Streams
     }
 
     [Fact]
+    public void Identifiers_run_out_at_2_to_the_31_minus_1()
+    {
+        // §5.1.1: stream identifiers cannot be reused; a client out of them needs a new connection. 2^30 streams are
+        // too many for a test, so the counter is moved to the last one.
+        var client = new Http2ClientConnection(new ClientRecordingHandler());
+        var output = new ArrayBufferWriter<byte>();
+        typeof(Http2ClientConnection).GetField("_nextStreamId", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Instance)!.SetValue(client, (long)int.MaxValue - 2);
+        Assert.Equal(2, client.AvailableStreams);
+        Assert.Equal(int.MaxValue - 2, Get(client, output));
+        Assert.Equal(int.MaxValue, Get(client, output));
+        Assert.Equal(0, client.AvailableStreams);
+        Assert.False(client.TryOpenStream(out _));
+    }
+
+    [Fact]
     public void Request_fields_are_checked_and_blocks_are_one_at_a_time()
     {
         var client = new Http2ClientConnection(new ClientRecordingHandler());
