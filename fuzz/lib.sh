@@ -6,7 +6,7 @@ ROOT="$(dirname "$FUZZ_DIR")"
 ARTIFACTS="$ROOT/artifacts/fuzz"
 BUILD="$ARTIFACTS/build"
 INSTRUMENTED="$ARTIFACTS/instrumented"
-TARGETS=(request-head request-body response host command-line differential h2-frames hpack h2-connection)
+TARGETS=(request-head request-body response host command-line differential h2-frames hpack h2-connection h2-client-connection)
 
 # afl-fuzz's per-input timeout in ms. A target's run is microseconds once the .NET runtime has jitted it; 2 s leaves
 # room for a loaded shared machine, and anything slower is a hang worth triage.
@@ -17,7 +17,7 @@ dict_of() {
   case "$1" in
     host) echo "$FUZZ_DIR/dict/host.dict" ;;
     command-line) echo "$FUZZ_DIR/dict/command-line.dict" ;;
-    h2-frames | hpack | h2-connection) echo "$FUZZ_DIR/dict/h2.dict" ;;
+    h2-frames | hpack | h2-connection | h2-client-connection) echo "$FUZZ_DIR/dict/h2.dict" ;;
     *) echo "$FUZZ_DIR/dict/http.dict" ;;
   esac
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fuzz/smoke.sh: the CI smoke of the fuzz targets. Every target runs under afl-fuzz from its committed corpus
 # (fuzz/corpus/TARGET) for SMOKE_SECONDS (default 6) after calibration, at the lowest CPU priority: a few thousand
-# executions or more each, about a minute for all nine. Fails when any target saves a crash or a hang, or runs fewer
+# executions or more each, about a minute for all ten. Fails when any target saves a crash or a hang, or runs fewer
 # than SMOKE_MIN_EXECS (default 1000) executions (a target that cannot run is no smoke).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

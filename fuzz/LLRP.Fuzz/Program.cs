@@ -24,6 +24,7 @@ public static class Program
         ["h2-frames"] = H2FramesTarget.Run,
         ["hpack"] = HpackTarget.Run,
         ["h2-connection"] = H2ConnectionTarget.Run,
+        ["h2-client-connection"] = H2ClientConnectionTarget.Run,
     };
 
     public static int Main(string[] args)

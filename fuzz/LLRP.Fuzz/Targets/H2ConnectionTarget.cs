@@ -35,30 +35,8 @@ internal static class H2ConnectionTarget
         var handler = new Recorder();
         var connection = new Http2ServerConnection(handler, Options);
         var output = new ArrayBufferWriter<byte>();
-        var arrived = new List<byte[]>();
-        long consumed = 0;
-        foreach (var piece in pieces)
-        {
-            arrived.Add(piece);
-            var buffer = Pieces.Sequence(arrived).Slice(consumed);
-            long before = buffer.Length;
-            connection.Process(ref buffer, output);
-            consumed += before - buffer.Length;
-            Finding.Check(connection.ActiveStreams <= Options.MaxConcurrentStreams, $"{connection.ActiveStreams} streams active, above the limit.");
-            if (connection.State == Http2ConnectionState.Closed)
-            {
-                Finding.Check(connection.CloseError is not null, "Closed without an error.");
-                break;
-            }
-
-            if (respond)
-            {
-                Respond(connection, handler, output);
-            }
-        }
-
-        var frames = Frames(output.WrittenSpan.ToArray());
-        return $"{connection.State} {connection.ActiveStreams} {connection.CloseError?.Code}\n{frames}\n{handler.Events}";
+        H2Feed.Feed(connection, pieces, Options.MaxConcurrentStreams, output, respond ? () => Respond(connection, handler, output) : null);
+        return H2Feed.Describe(connection, output.WrittenSpan, handler.Events);
     }
 
     /// <summary>The application's part: answers every request whose body ended, and consumes all data delivered.</summary>
@@ -82,60 +60,18 @@ internal static class H2ConnectionTarget
         handler.Ended.Clear();
     }
 
-    private static string Frames(byte[] written)
+    private sealed class Recorder : H2Recorder, IHttp2ServerConnectionHandler
     {
-        var reader = new Http2FrameReader();
-        var buffer = new ReadOnlySequence<byte>(written);
-        var text = new StringBuilder();
-        while (reader.TryReadFrame(ref buffer, out var frame))
-        {
-            text.Append(frame.Header).Append(' ');
-        }
-
-        Finding.Check(buffer.IsEmpty, "The connection wrote a partial frame.");
-        return text.ToString();
-    }
-
-    private sealed class Recorder : IHttp2ServerConnectionHandler
-    {
-        private readonly StringBuilder _events = new();
-
-        public List<int> Ended { get; } = [];
-
-        public HashSet<int> Reset { get; } = [];
-
-        public List<(int, int)> Consumed { get; } = [];
-
-        public string Events => _events.ToString();
-
         public void OnField(int streamId, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, bool neverIndexed)
-            => _events.Append($"f{streamId}:{Convert.ToHexString(name)}={Convert.ToHexString(value)} ");
+            => Log.Append($"f{streamId}:{Convert.ToHexString(name)}={Convert.ToHexString(value)} ");
 
         public void OnHeaders(int streamId, bool isTrailers, bool endStream)
         {
-            _events.Append($"h{streamId}:{isTrailers}:{endStream} ");
+            Log.Append($"h{streamId}:{isTrailers}:{endStream} ");
             if (endStream)
             {
                 Ended.Add(streamId);
             }
         }
-
-        public void OnData(int streamId, ReadOnlySequence<byte> data, bool endStream)
-        {
-            _events.Append($"d{streamId}:{data.Length}:{endStream} ");
-            Consumed.Add((streamId, (int)data.Length));
-            if (endStream)
-            {
-                Ended.Add(streamId);
-            }
-        }
-
-        public void OnStreamReset(int streamId, Http2ErrorCode code, bool byPeer)
-        {
-            _events.Append($"r{streamId}:{code}:{byPeer} ");
-            Reset.Add(streamId);
-        }
-
-        public void OnGoAway(int lastStreamId, Http2ErrorCode code) => _events.Append($"g{lastStreamId}:{code} ");
     }
 }
