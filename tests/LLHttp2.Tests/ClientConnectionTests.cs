@@ -199,6 +199,28 @@ public class Rfc9113_Client_Streams
     }
 
     [Fact]
+    public void Request_blocks_carry_the_pseudo_headers_first_in_order_as_our_server_reads_them()
+    {
+        var client = new Http2ClientConnection(new ClientRecordingHandler());
+        var output = new ArrayBufferWriter<byte>();
+        client.Start(output);
+        Get(client, output);
+        Assert.True(client.TryOpenStream(out int tunnel));
+        var fields = client.BeginRequestHeaders(tunnel, "CONNECT"u8, default, "b.example:443"u8, default);
+        client.SendRequestHeaders(ref fields, endStream: false, output);
+        Get(client, output, method: "HEAD");
+
+        var outcome = ConnectionKit.Run([output.WrittenSpan.ToArray()]);
+        Assert.Equal(
+            [
+                "field 1 :method: GET", "field 1 :scheme: https", "field 1 :authority: a.example", "field 1 :path: /", "field 1 accept: */*", "headers 1 end",
+                "field 3 :method: CONNECT", "field 3 :authority: b.example:443", "headers 3",
+                "field 5 :method: HEAD", "field 5 :scheme: https", "field 5 :authority: a.example", "field 5 :path: /", "field 5 accept: */*", "headers 5 end",
+            ],
+            outcome.Events);
+    }
+
+    [Fact]
     public void Request_fields_are_checked_and_blocks_are_one_at_a_time()
     {
         var client = new Http2ClientConnection(new ClientRecordingHandler());
@@ -345,6 +367,14 @@ public class Rfc9113_Client_Streams
         Assert.Equal([ClientSettings, "Headers 1 end", "RST_STREAM 1 Cancel", "SETTINGS ACK"], outcome.Frames);
         Assert.Empty(outcome.Events);
         Assert.Equal(0, outcome.ActiveStreams);
+    }
+
+    [Fact]
+    public void Headers_after_the_server_reset_a_stream_are_a_stream_closed_error()
+    {
+        var outcome = RunAllSplits(Concat(ServerPreface, ConnectionKit.Rst(1, Http2ErrorCode.InternalError), Ok(1, endStream: true), ConnectionKit.Ping(1)), before: (c, o) => Get(c, o));
+        Assert.Equal([ClientSettings, "Headers 1 end", "SETTINGS ACK", "RST_STREAM 1 StreamClosed", "PING ACK 1"], outcome.Frames);
+        Assert.Equal(["reset 1 InternalError by peer"], outcome.Events);
     }
 
     [Fact]
