@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.Globalization;
 using System.Text.RegularExpressions;
 
@@ -12,8 +13,8 @@ internal sealed record ComparisonRun(string Comparison, string Proxy, string Pol
         $"{Comparison}.{Proxy}{(Policy == "-" ? "" : "." + Policy)}.n{Replicas}.c{Connections}.r{round}";
 }
 
-/// <summary>What `crank/run-local.sh scaling|sweep|ab|ramp|comparisons` takes, with the documented defaults
-/// (Help.Comparisons).</summary>
+/// <summary>What `crank/run-local.sh scaling|sweep|ab|ramp|comparisons` takes (ComparisonParser declares each option and
+/// its default).</summary>
 internal sealed class ComparisonOptions
 {
     public static readonly string[] Every = ["scaling", "sweep", "ab", "ramp"];
@@ -23,25 +24,15 @@ internal sealed class ComparisonOptions
     /// <summary>The first argument as given (scaling, sweep, ab, ramp or comparisons): the default results folder's suffix.</summary>
     public string What = "";
     public IReadOnlyList<string> Comparisons = [];
-    // Warm-up 20 s: run-local's default (docs/methodology.md, "Warm-up"); ramp warms up at its first rate.
-    public int Rounds = 1, Warmup = 20;
+    public int Rounds, Warmup, ScalingConnections, AbClients, RampStart, RampStep, RampSteps, RampConnections, ProxyThreads, ProxyPort, DownstreamPort;
     /// <summary>--duration; null: each comparison's default (<see cref="DurationOf"/>).</summary>
     public int? Duration;
-    public string Proxies = "", Policies = "", Replicas = "1,2,3,5", Connections = "";
-    // scaling: the published YARP load-balancing comparison's 200 k6 virtual users; ab: the published Zuul vs nginx
-    // comparison's 200 concurrent clients and 26 KB page; ramp: 4k to 32k req/s in 8 steps over 100 connections
-    // (crank/ramp-job.sh says where the range comes from).
-    public int ScalingConnections = 200, AbClients = 200, RampStart = 4000, RampStep = 4000, RampSteps = 8, RampConnections = 100;
-    public string AbPath = "/?s=26624";
-    // The same count for every proxy; 1 as run-local's default (benchmarks.yml's "threads" says why).
-    public int ProxyThreads = 1;
-    public int ProxyPort = 8080, DownstreamPort = 8081;
-    public string JsonDir = "";
-    public bool UseCrank = true, Install = true, Report = true, Help;
+    public string Proxies = "", Policies = "", Replicas = "", Connections = "", AbPath = "", JsonDir = "";
+    public bool UseCrank, Install, Report, Help;
     public IReadOnlyList<int> ReplicaCounts = [];
 
     // Measured seconds per run when --duration is not given: crank's default 15 s; a ramp step 10 s (ramp-job.sh's -d).
-    private const int DefaultDuration = 15, DefaultRampStep = 10;
+    internal const int DefaultDuration = 15, DefaultRampStep = 10;
 
     /// <summary>The measured seconds of one run of <paramref name="comparison"/> (ramp: of one step).</summary>
     public int DurationOf(string comparison) => Duration ?? (comparison == "ramp" ? DefaultRampStep : DefaultDuration);
@@ -97,7 +88,7 @@ internal sealed class ComparisonOptions
                         runs.AddRange(from pol in PoliciesFor(p) from n in ReplicaCounts select new ComparisonRun(c, p, pol, n, ScalingConnections));
                         break;
                     case "sweep":
-                        runs.AddRange(ComparisonParser.Numbers(Connections.Length > 0 ? Connections : "10,50,100,200").Select(k => new ComparisonRun(c, p, "-", 1, k)));
+                        runs.AddRange(ComparisonParser.Numbers(Connections).Select(k => new ComparisonRun(c, p, "-", 1, k)));
                         break;
                     case "ab":
                         runs.Add(new ComparisonRun(c, p, "-", 1, AbClients));
@@ -149,85 +140,77 @@ internal static partial class ComparisonParser
 
     public static List<int> Numbers(string list) => [.. Fields(list).Select(n => int.Parse(n, NumberStyles.None, CultureInfo.InvariantCulture))];
 
+    private static readonly Binder<ComparisonOptions> B = new();
+
+    private static readonly Argument<string> ComparisonArgument = new("COMPARISON")
+    {
+        Arity = ArgumentArity.ZeroOrOne,
+        Description = "scaling | sweep | ab | ramp | comparisons (all four, in that order)",
+    };
+
+    private static Option<string> List(string name, string @default, string description) =>
+        Cli.Text(name, @default, description, "LIST", v => ListPattern().IsMatch(v) ? null : $"{name} needs comma-separated whole numbers, got '{v}'");
+
+    internal static readonly Command Command = Cli.Command("crank/run-local.sh", """
+        The published comparisons (crank/README.md, "Comparisons"; also crank/runner.sh comparisons COMPARISON [options]).
+        With crank (crank on PATH or in .tools/crank/, and an agent on http://127.0.0.1:5010) every run is
+        "crank --config benchmarks.yml --scenario <comparison scenario> --profile local ..."; otherwise the same job
+        scripts run directly. Writes <json-dir>/<comparison>.<proxy>[.<policy>].n<replicas>.c<connections>.r<round>.json
+        (crank --json shape), comparisons.json (one row per run), comparisons.md with PNG charts, logs under logs/.
+        Exit status: 0 every run succeeded, 1 a run failed, 2 bad usage.
+        """,
+        ComparisonArgument,
+        B.Bind(Cli.Int("--rounds", 1, "interleaved rounds", min: 1), (o, v) => o.Rounds = v),
+        // Warm-up 20 s: run-local's default (docs/methodology.md, "Warm-up"); ramp warms up at its first rate.
+        B.Bind(Cli.Int("--warmup", 20, "unmeasured seconds before each measured run (as run-local.sh; ramp: at its first rate)", helpName: "S"),
+            (o, v) => o.Warmup = v),
+        B.Bind(Cli.OptionalInt("--duration", $"measured seconds per run (default {ComparisonOptions.DefaultDuration}); ramp: seconds per step (default {ComparisonOptions.DefaultRampStep})",
+            min: 1, helpName: "S"), (o, v) => o.Duration = v),
+        B.Bind(Cli.Text("--proxies", "", "comma-separated, from llrp-llhttp,yarp,nginx,nginx-default,haproxy,direct (default: the comparison's own list)",
+            "LIST", Cli.NonEmpty("--proxies", "a list")), (o, v) => o.Proxies = v),
+        B.Bind(Cli.Text("--policies", "", "scaling: load-balancing policies of llrp-llhttp and yarp (default: every one each has)", "LIST",
+            Cli.NonEmpty("--policies", "a list")), (o, v) => o.Policies = v),
+        B.Bind(List("--replicas", "1,2,3,5", "scaling: replica counts"), (o, v) => o.Replicas = v),
+        B.Bind(List("--connections", "10,50,100,200", "sweep: connection counts"), (o, v) => o.Connections = v),
+        // scaling: the published YARP load-balancing comparison's 200 k6 virtual users; ab: the published Zuul vs nginx
+        // comparison's 200 concurrent clients and 26 KB page; ramp: 4k to 32k req/s in 8 steps over 100 connections
+        // (crank/ramp-job.sh says where the range comes from).
+        B.Bind(Cli.Int("--scaling-connections", 200, "scaling: wrk connections", min: 1), (o, v) => o.ScalingConnections = v),
+        B.Bind(Cli.Int("--ab-clients", 200, "ab: concurrent clients", min: 1), (o, v) => o.AbClients = v),
+        B.Bind(Cli.Text("--ab-path", "/?s=26624", "ab: the page", "P", v => v.StartsWith('/') ? null : "--ab-path must start with /"), (o, v) => o.AbPath = v),
+        B.Bind(Cli.Int("--ramp-start", 4000, "ramp: the first rate (req/s)", min: 1, helpName: "R"), (o, v) => o.RampStart = v),
+        B.Bind(Cli.Int("--ramp-step", 4000, "ramp: the rate added per step (req/s)", min: 1, helpName: "R"), (o, v) => o.RampStep = v),
+        B.Bind(Cli.Int("--ramp-steps", 8, "ramp: steps", min: 1), (o, v) => o.RampSteps = v),
+        B.Bind(Cli.Int("--ramp-connections", 100, "ramp: connections", min: 1, helpName: "C"), (o, v) => o.RampConnections = v),
+        // The same count for every proxy; 1 as run-local's default (benchmarks.yml's "threads" says why).
+        B.Bind(Cli.Int("--proxy-threads", 1, "every proxy's threads or processes (benchmarks.yml's \"threads\": crank/README.md, \"Equal threads\"): " +
+            "nginx worker_processes, HAProxy nbthread, LLRP --engineThreads, YARP's DOTNET_PROCESSOR_COUNT", min: 1), (o, v) => o.ProxyThreads = v),
+        B.Bind(Cli.Int("--proxy-port", 8080, "the proxy's port (the defaults run under flock /tmp/llrp-ports.lock)", min: 1, helpName: "P"),
+            (o, v) => o.ProxyPort = v),
+        B.Bind(Cli.Int("--downstream-port", 8081, "the first replica's port (replica i: P + i - 1)", min: 1, helpName: "P"), (o, v) => o.DownstreamPort = v),
+        B.Bind(Cli.Text("--json-dir", "", "where results go (default artifacts/crank/<date>-<time>-<comparison>)", "DIR", Cli.NonEmpty("--json-dir")),
+            (o, v) => o.JsonDir = v),
+        B.Bind(Cli.Flag("--fallback", "never use crank, even if it is installed"), (o, v) => o.UseCrank = !v),
+        B.Bind(Cli.Flag("--no-install", "never call apt-get"), (o, v) => o.Install = !v),
+        B.Bind(Cli.Flag("--no-report", "do not write comparisons.md and the charts"), (o, v) => o.Report = !v));
+
     public static ComparisonOptions Parse(IReadOnlyList<string> args)
     {
-        var o = new ComparisonOptions();
-        if (args.Count == 0)
+        if (Cli.Parse(Command, args) is not { } parsed)
         {
-            throw new UsageException("name a comparison: scaling, sweep, ab, ramp or comparisons");
+            return new ComparisonOptions { Help = true };
         }
-        switch (args[0])
+        var o = B.Apply(new ComparisonOptions(), parsed);
+        o.What = parsed.GetValue(ComparisonArgument) ?? throw new UsageException("name a comparison: scaling, sweep, ab, ramp or comparisons");
+        o.Comparisons = o.What switch
         {
-            case "scaling" or "sweep" or "ab" or "ramp":
-                o.Comparisons = [args[0]];
-                break;
-            case "comparisons":
-                o.Comparisons = ComparisonOptions.Every;
-                break;
-            case "-h" or "--help":
-                o.Help = true;
-                return o;
-            default:
-                throw new UsageException($"unknown comparison '{args[0]}' (scaling, sweep, ab, ramp, comparisons)");
-        }
-        o.What = args[0];
-        for (var i = 1; i < args.Count; i++)
-        {
-            var a = args[i];
-            string Next() => i + 1 < args.Count ? args[++i] : "";
-            int Int() => AtLeastOne(a, Next());
-            string List()
-            {
-                var v = Next();
-                return ListPattern().IsMatch(v) ? v : throw new UsageException($"{a} needs comma-separated whole numbers, got '{v}'");
-            }
-            string NonEmpty(string what)
-            {
-                var v = Next();
-                return v.Length > 0 ? v : throw new UsageException($"{a} needs {what}");
-            }
-            switch (a)
-            {
-                case "--rounds": o.Rounds = Int(); break;
-                case "--warmup":
-                    var w = Next();
-                    o.Warmup = WholePattern().IsMatch(w) && int.TryParse(w, NumberStyles.None, CultureInfo.InvariantCulture, out var ws)
-                        ? ws : throw new UsageException("--warmup needs a whole number");
-                    break;
-                case "--duration": o.Duration = Int(); break;
-                case "--proxies": o.Proxies = NonEmpty("a list"); break;
-                case "--policies": o.Policies = NonEmpty("a list"); break;
-                case "--replicas": o.Replicas = List(); break;
-                case "--connections": o.Connections = List(); break;
-                case "--scaling-connections": o.ScalingConnections = Int(); break;
-                case "--ab-clients": o.AbClients = Int(); break;
-                case "--ab-path":
-                    var path = Next();
-                    o.AbPath = path.StartsWith('/') ? path : throw new UsageException("--ab-path must start with /");
-                    break;
-                case "--ramp-start": o.RampStart = Int(); break;
-                case "--ramp-step": o.RampStep = Int(); break;
-                case "--ramp-steps": o.RampSteps = Int(); break;
-                case "--ramp-connections": o.RampConnections = Int(); break;
-                case "--proxy-threads": o.ProxyThreads = Int(); break;
-                case "--proxy-port": o.ProxyPort = Int(); break;
-                case "--downstream-port": o.DownstreamPort = Int(); break;
-                case "--json-dir": o.JsonDir = NonEmpty("a value"); break;
-                case "--fallback": o.UseCrank = false; break;
-                case "--no-install": o.Install = false; break;
-                case "--no-report": o.Report = false; break;
-                case "-h" or "--help": o.Help = true; return o;
-                default: throw new UsageException($"unknown option {a}");
-            }
-        }
+            "scaling" or "sweep" or "ab" or "ramp" => [o.What],
+            "comparisons" => ComparisonOptions.Every,
+            _ => throw new UsageException($"unknown comparison '{o.What}' (scaling, sweep, ab, ramp, comparisons)"),
+        };
         Check(o);
         return o;
     }
-
-    /// <summary>The "needs a whole number >= 1" rule of the counts, ports and rates.</summary>
-    private static int AtLeastOne(string option, string value) =>
-        WholePattern().IsMatch(value) && int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out var n) && n >= 1
-            ? n : throw new UsageException($"{option} needs a whole number >= 1, got '{value}'");
 
     private static void Check(ComparisonOptions o)
     {
@@ -272,9 +255,6 @@ internal static partial class ComparisonParser
             throw new UsageException("nothing to run (check --proxies and --policies)");
         }
     }
-
-    [GeneratedRegex("^[0-9]+$")]
-    private static partial Regex WholePattern();
 
     [GeneratedRegex("^[0-9]+(,[0-9]+)*$")]
     private static partial Regex ListPattern();

@@ -81,7 +81,7 @@ internal sealed partial class Comparisons
         }
         if (o.Help)
         {
-            Console.Out.Write(Help.Comparisons + "\n");
+            Cli.WriteHelp(ComparisonParser.Command);
             return 0;
         }
         var run = new Comparisons(o, machine ?? DetectMachine(root), root, args, agentPort);

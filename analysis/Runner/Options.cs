@@ -1,16 +1,10 @@
+using System.CommandLine;
 using System.Globalization;
 using System.Text.RegularExpressions;
 
 namespace LLRP.Runner;
 
-/// <summary>Bad usage: one line on stderr, exit status 2. <see cref="SeeHelp"/> adds " (see --help)".</summary>
-internal sealed class UsageException(string message, bool seeHelp = true) : Exception(message)
-{
-    public bool SeeHelp { get; } = seeHelp;
-}
-
-/// <summary>Everything run-local's command line sets, with its documented default (the reasons are in the help text
-/// and below).</summary>
+/// <summary>Everything run-local's command line sets (OptionParser declares each option and its default).</summary>
 internal sealed class Options
 {
     public static readonly string[] AllScenarios =
@@ -25,45 +19,17 @@ internal sealed class Options
     public static readonly string[] WebSocketScenarios =
         ["direct", "nginx", "haproxy", "llrp-llhttp", "llrp-httpclient", "llrp-httpclientwithcontext", "llrp-yarp", "yarp", "caddy"];
 
-    // Warm-up: full YARP, the slowest .NET variant to reach tier-1 code, needed ~20 s of load on the shared 2-core box
-    // before its CPU us/request stopped falling (docs/methodology.md, "Warm-up"); crank's own default, 15 s, is the
-    // floor; the measured duration is crank's default.
-    public int Rounds = 3, RoundOffset, Duration = 15, Warmup = 20, Connections = 64, LoadThreads = 1;
-    // Every proxy gets the same thread/process count; 1 is what nginx and HAProxy always had here, and on the shared
-    // 2-core box (load, proxy and origin together) there is no second core to give any proxy (benchmarks.yml's "threads").
-    public int ProxyThreads = 1;
-    public string Path = "/";
-    public string ResponseSize = "";
-    public int BodySize;
-    public string BodyFraming = "content-length", Headers = "plaintext", Load = "wrk", Rate = "";
-    public string ServerScheme = "http", DownstreamScheme = "http";
-    // HTTP/2 (crank/README.md, "HTTP/2"): streams per h2load connection, 100 as in the .NET team's proxy lab (also
-    // Kestrel's and HAProxy's default limit of concurrent streams); the proxies' protocols (Protocols.Resolve); LLRP's
-    // front end (empty: LLRP's default, raw). ConnectionsGiven: h2load's default connections are the cores instead of 64.
-    public int Streams = 100;
+    // The values of the command line; the defaults are OptionParser's, with their reasons.
+    public int Rounds, RoundOffset, Duration, Warmup, Connections, LoadThreads, ProxyThreads, BodySize, Streams, MessageSize;
+    public string Path = "", ResponseSize = "", BodyFraming = "", Headers = "", Load = "", Rate = "", ServerScheme = "", DownstreamScheme = "";
+    // Protocols: Protocols.Resolve; FrontEnd empty: LLRP's default, raw. ConnectionsGiven: h2load's default connections
+    // are the cores instead of 64; PathGiven: --load websocket's path is Downstream's echo, /ws, unless --path is given.
     public string Protocols = "", FrontEnd = "";
-    public bool ConnectionsGiven, StreamsGiven;
-    // WebSocket (crank/README.md, "WebSocket"): each message's bytes, 32 as the websocket job's default (a small chat or
-    // ticker message); the path defaults to Downstream's echo, /ws, under --load websocket unless --path is given.
+    public bool ConnectionsGiven, StreamsGiven, MessageSizeGiven, PathGiven;
     public const int MaxMessageSize = 1024 * 1024;
-    public int MessageSize = 32;
-    public bool MessageSizeGiven, PathGiven;
-    public string JsonDir = "", Pin = "", Origin = "", Pgo = "";
-    public bool Shared, DryRun, OwnSessions, UseCrank = true, Install = true, Report = true;
-    public int ProxyPort = 8080, DownstreamPort = 8081;
-    // The steadiness criterion (docs/methodology.md, "The steadiness check"). 15 %: nginx, HAProxy and direct (no JIT)
-    // had halves within 15 % in 16 of 18 runs of the 2026-11-23 sitting on the shared 2-core box, within 10 % in 14; a
-    // variant still replacing tier-0 code differs by 15-50 %. 5 % of the window's CPU time spent compiling: what the JIT
-    // costs then cannot move CPU us/request by more than 5 %, a third of the halves' tolerance, while a proxy still
-    // tiering its request path spends 18 % there (llrp-httpclient's first 10 s of load). What still compiles after 25 s
-    // is timer-driven code, not the request path, and the compile time is wall time that a busy box stretches: in the
-    // sitting of 2026-11-24 that put 1-4.4 % into windows whose halves agreed (analysis/results/20261126-0138-late-jit).
-    // 2 retries: with about one run in eight noisy on that box, three noisy attempts in a row are rare (~0.2 %).
-    public int SteadyTolerance = 15, SteadyRetries = 2;
-    public string SteadyJitShare = "5";
-    // Adaptive warm-up of the .NET scenarios: the JIT counts as quiet at 2 methods or fewer in 3 s; 60 s caps it at
-    // three times the 20 s the slowest variant (full YARP) needed on the shared 2-core box (docs/methodology.md, "Warm-up").
-    public int WarmupMax = 60, WarmJit = 2;
+    public string JsonDir = "", Pin = "", Origin = "", Pgo = "", SteadyJitShare = "";
+    public bool Shared, DryRun, OwnSessions, UseCrank, Install, Report;
+    public int ProxyPort, DownstreamPort, SteadyTolerance, SteadyRetries, WarmupMax, WarmJit;
     public readonly List<string> AppEnv = [];
     public readonly List<string> Scenarios = [];
     public bool ExplicitScenarios;
@@ -76,92 +42,149 @@ internal sealed class Options
     public bool Multimachine => Agents.Count > 0 || Netns.Count > 0;
 }
 
-/// <summary>run-local's options as a table: each entry names the option, whether it takes a value, and what it does
-/// with it. A new option is one entry (and one help paragraph).</summary>
+/// <summary>run-local's command line: each option once, with its description and default (the generated --help), and
+/// what it sets in <see cref="Options"/>.</summary>
 internal static partial class OptionParser
 {
-    private sealed record Spec(string Name, bool TakesValue, Action<Options, string, string> Apply);
+    private static readonly Binder<Options> B = new();
 
-    private static readonly Spec[] Table =
-    [
-        Int("--rounds", (o, v) => o.Rounds = v),
-        Int("--round-offset", (o, v) => o.RoundOffset = v),
-        Int("--duration", (o, v) => o.Duration = v),
-        Int("--warmup", (o, v) => o.Warmup = v),
-        Int("--connections", (o, v) => (o.Connections, o.ConnectionsGiven) = (v, true)),
-        Int("--streams", (o, v) => (o.Streams, o.StreamsGiven) = (v, true)),
-        Value("--protocols", (o, v) => o.Protocols = NonEmpty("--protocols", v)),
-        Choice("--front-end", ["raw", "kestrel"], (o, v) => o.FrontEnd = v),
-        Flag("--threads", _ => throw new UsageException(
-            "--threads is ambiguous now: --load-threads T for wrk's threads, --proxy-threads N for the proxies'")),
-        Int("--load-threads", (o, v) => o.LoadThreads = v),
-        Int("--proxy-threads", (o, v) => o.ProxyThreads = v),
-        Value("--path", (o, v) => (o.Path, o.PathGiven) = (NonEmpty("--path", v), true)),
-        Value("--response-size", (o, v) => o.ResponseSize = WholeNumber("--response-size", v).ToString(CultureInfo.InvariantCulture)),
-        Int("--request-body-size", (o, v) => o.BodySize = v),
-        Choice("--request-body-framing", ["content-length", "chunked"], (o, v) => o.BodyFraming = v),
-        Choice("--headers", ["plaintext", "browser", "handshake", "none"], (o, v) => o.Headers = v),
-        Choice("--server-scheme", ["http", "https"], (o, v) => o.ServerScheme = v),
-        Choice("--downstream-scheme", ["http", "https"], (o, v) => o.DownstreamScheme = v),
-        Choice("--load", ["wrk", "fixedrate", "h2load", "websocket"], (o, v) => o.Load = v),
-        Int("--message-size", (o, v) => (o.MessageSize, o.MessageSizeGiven) = (v, true)),
-        Value("--rate", (o, v) => o.Rate = WholeNumber("--rate", v).ToString(CultureInfo.InvariantCulture)),
-        Value("--json-dir", (o, v) => o.JsonDir = NonEmpty("--json-dir", v)),
-        Int("--steady-tolerance", (o, v) => o.SteadyTolerance = v),
-        Value("--steady-jit-share", (o, v) => o.SteadyJitShare = Number("--steady-jit-share", v)),
-        Int("--steady-retries", (o, v) => o.SteadyRetries = v),
-        Int("--warmup-max", (o, v) => o.WarmupMax = v),
-        Int("--warm-jit", (o, v) => o.WarmJit = v),
-        Flag("--no-report", o => o.Report = false),
-        Flag("--pin", o => SetPin(o, "load")),
-        Flag("--pin-proxy", o => SetPin(o, "proxy")),
-        Choice("--origin", ["downstream", "nginx"], (o, v) => o.Origin = v),
-        Flag("--shared", o => o.Shared = true),
-        Flag("--dry-run", o => o.DryRun = true),
-        Flag("--own-sessions", o => o.OwnSessions = true),
-        Flag("--pgo", o => o.Pgo = "pgo"),
-        Flag("--nopgo", o => o.Pgo = "nopgo"),
-        Value("--app-env", (o, v) => o.AppEnv.Add(v.Contains('=') ? v : throw new UsageException("--app-env needs K=V"))),
-        Int("--proxy-port", (o, v) => o.ProxyPort = v),
-        Int("--downstream-port", (o, v) => o.DownstreamPort = v),
-        Flag("--fallback", o => o.UseCrank = false),
-        Flag("--no-install", o => o.Install = false),
-        Value("--variable", Variable),
-        Value("--agents", (o, v) => Roles(o.Agents, "--agents", v)),
-        Value("--netns", (o, v) => Roles(o.Netns, "--netns", v)),
-        Flag("-h", o => o.Help = true),
-        Flag("--help", o => o.Help = true),
-    ];
-
-    /// <summary>Every option the table knows (the help text must describe each one).</summary>
-    public static IEnumerable<string> Names => Table.Select(s => s.Name);
-
-    private static Spec Flag(string name, Action<Options> apply) => new(name, false, (o, _, _) => apply(o));
-    private static Spec Value(string name, Action<Options, string> apply) => new(name, true, (o, _, v) => apply(o, v));
-    private static Spec Int(string name, Action<Options, int> apply) => new(name, true, (o, n, v) => apply(o, WholeNumber(n, v)));
-    private static Spec Choice(string name, string[] allowed, Action<Options, string> apply) =>
-        new(name, true, (o, n, v) => apply(o, allowed.Contains(v) ? v : throw new UsageException($"{n} must be {Words(allowed)}, not '{v}'")));
-
-    /// <summary>"a, b or c".</summary>
-    private static string Words(string[] w) => w.Length == 1 ? w[0] : string.Join(", ", w[..^1]) + " or " + w[^1];
-
-    internal static int WholeNumber(string option, string value) =>
-        WholeNumberPattern().IsMatch(value) && int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out var n)
-            ? n : throw new UsageException($"{option} needs a whole number, got '{value}'");
-
-    private static string Number(string option, string value) =>
-        NumberPattern().IsMatch(value) ? value : throw new UsageException($"{option} needs a number such as 1 or 0.5, got '{value}'");
-
-    private static string NonEmpty(string option, string value) =>
-        value.Length > 0 ? value : throw new UsageException($"{option} needs a value");
-
-    private static void SetPin(Options o, string pin)
+    private static readonly Argument<string[]> ScenarioArgument = new("SCENARIO")
     {
-        if (o.Pin.Length > 0 && o.Pin != pin)
+        Arity = ArgumentArity.ZeroOrMore,
+        Description = $"{string.Join(' ', Options.AllScenarios)} (default: every one that can run here); also, run only when named: " +
+            "llrp-kestrel-h1 (llhttp behind LLRP's Kestrel HTTP/1.1 front end, as --front-end kestrel) and the peers caddy and h2o " +
+            "(Debian's Caddy and h2o, crank/caddy-job.sh, crank/h2o-job.sh)",
+    };
+
+    internal static readonly Command Command = Cli.Command("crank/run-local.sh", """
+        LLRP's benchmark driver on one machine: crank when it is installed, else the same job scripts directly. Also:
+          crank/run-local.sh scaling|sweep|ab|ramp|comparisons [options]   the published comparisons (crank/README.md, "Comparisons")
+          crank/run-local.sh fixed-rate (--max-rps N | --max-from DIR) [options]   open-loop latency at 25/50/75/90 % of a measured maximum
+          crank/run-local.sh stepped [options]   the stepped comparison: TLS and h2 to the proxy, X-Forwarded-For on, the offered load stepped up until each proxy fails
+        Topology (default, without crank on one machine of 2+ CPUs: --pin-proxy --origin nginx, the README headline's; with
+        crank, --agents, --netns or 1 CPU: unpinned, Downstream as the origin).
+        Writes <json-dir>/<scenario>.r<round>.json (crank --json shape), run.json, machine.txt, report.md with PNG charts,
+        and each run's logs under <json-dir>/logs/. Exit status: 0 if every run that was attempted succeeded, 1 otherwise,
+        2 on bad usage.
+        """,
+        ScenarioArgument,
+        B.Bind(Cli.Int("--rounds", 3, "interleaved rounds: round 1 runs A B C D, round 2 A D C B, round 3 C D A B, ... (Rounds.Order: " +
+            "no scenario always runs first, last or right after the same one)", min: 1), (o, v) => o.Rounds = v),
+        B.Bind(Cli.Int("--round-offset", 0, "run round R in round R+K's order (analysis/sweep.sh runs one round per call and passes its round number - 1)",
+            helpName: "K"), (o, v) => o.RoundOffset = v),
+        // Warm-up: full YARP, the slowest .NET variant to reach tier-1 code, needed ~20 s of load on the shared 2-core
+        // box before its CPU us/request stopped falling (docs/methodology.md, "Warm-up"); crank's own default, 15 s, is
+        // the floor; the measured duration is crank's default. The adaptive warm-up's JIT counts as quiet at 2 methods
+        // or fewer in 3 s; 60 s caps it at three times the 20 s full YARP needed.
+        B.Bind(Cli.Int("--duration", 15, "measured seconds per run (crank's default)", min: 1, helpName: "S"), (o, v) => o.Duration = v),
+        B.Bind(Cli.Int("--warmup", 20, "warm-up seconds before each measured run (docs/methodology.md, \"Warm-up\": full YARP needed ~20 s); " +
+            "for the .NET scenarios the minimum of an adaptive warm-up (--warmup-max)", helpName: "S"), (o, v) => o.Warmup = v),
+        B.Bind(Cli.Int("--warmup-max", 60, ".NET scenarios: keep warming up after --warmup until the proxy's JIT is quiet (at most --warm-jit " +
+            "methods compiled in 3 s), at most S seconds in all (three times what full YARP needed); a run that reaches S is flagged " +
+            "(0 or <= --warmup: fixed warm-up)", helpName: "S"), (o, v) => o.WarmupMax = v),
+        B.Bind(Cli.Int("--warm-jit", 2, "the JIT is quiet at N methods or fewer in 3 s"), (o, v) => o.WarmJit = v),
+        B.Bind(Cli.Int("--connections", 64, "load connections (2-core box, see README; with --load h2load the default is this machine's " +
+            "cores, the .NET lab's one connection per core)", min: 1, helpName: "C"), (o, v, given) => (o.Connections, o.ConnectionsGiven) = (v, given)),
+        Cli.Refused("--threads", "--threads is ambiguous now: --load-threads T for wrk's threads, --proxy-threads N for the proxies'"),
+        B.Bind(Cli.Int("--load-threads", 1, "wrk threads (benchmarks.yml's loadThreads; \"--threads\" was this before the proxies had a thread " +
+            "count, and is refused so that an old command line cannot change meaning silently)", min: 1, helpName: "T"), (o, v) => o.LoadThreads = v),
+        // 1 is what nginx and HAProxy always had here, and on the shared 2-core box (load, proxy and origin together)
+        // there is no second core to give any proxy (benchmarks.yml's "threads").
+        B.Bind(Cli.Int("--proxy-threads", 1, "every proxy's threads or processes (benchmarks.yml's threads): nginx worker_processes, HAProxy " +
+            "nbthread, Caddy GOMAXPROCS, h2o num-threads, LLRP --engineThreads, DOTNET_PROCESSOR_COUNT for full YARP and HttpClientProxy " +
+            "(crank/README.md, \"Equal threads\")", min: 1), (o, v) => o.ProxyThreads = v),
+        B.Bind(Cli.Text("--path", "/", "request path, e.g. '/?s=1024' (/ws, Downstream's echo, with --load websocket)", "P", Cli.NonEmpty("--path")),
+            (o, v, given) => (o.Path, o.PathGiven) = (v, given)),
+        B.Bind(Cli.OptionalInt("--response-size", "the origin's body in bytes: path '/?s=N' (benchmarks.yml's responseSize; not with --path)"),
+            (o, v) => o.ResponseSize = v?.ToString(CultureInfo.InvariantCulture) ?? ""),
+        B.Bind(Cli.Int("--request-body-size", 0, "0 = GET; N = POST with an N-byte body (benchmarks.yml's requestBodySize)"), (o, v) => o.BodySize = v),
+        B.Bind(Cli.Choice("--request-body-framing", "content-length", "the request body's framing (chunked: wrk only)", "content-length", "chunked"),
+            (o, v) => o.BodyFraming = v),
+        B.Bind(Cli.Choice("--headers", "plaintext", "request header preset (crank/Jobs/HeaderPresets.cs); handshake is plaintext with " +
+            "\"Connection: close\": a new connection, and with https a full TLS handshake, for every request", "plaintext", "browser", "handshake", "none"),
+            (o, v) => o.Headers = v),
+        B.Bind(Cli.Choice("--server-scheme", "http", "https: the load speaks TLS to the proxy (benchmarks.yml's serverScheme)", "http", "https"),
+            (o, v) => o.ServerScheme = v),
+        B.Bind(Cli.Choice("--downstream-scheme", "http", "https: the proxy speaks TLS to the origin (downstreamScheme). Every proxy and origin " +
+            "of the run presents one self-signed ECDSA P-256 certificate made for it (crank/tls-cert.sh, in the run's tls/ folder) and " +
+            "trusts only it downstream", "http", "https"), (o, v) => o.DownstreamScheme = v),
+        B.Bind(Cli.Choice("--load", "wrk", "wrk: closed loop (crank/wrk-job.sh); fixedrate: open loop at --rate requests/s (crank/fixedrate-job.sh; " +
+            "fixed warm-up, no adaptive one); h2load: HTTP/2 from the load (crank/h2load-job.sh: closed loop, -c connections with --streams " +
+            "streams each, open loop with --rate; no direct scenario: the origin speaks HTTP/1.1; refuses --headers handshake and chunked " +
+            "bodies); websocket: WebSocket echo (crank/websocket-job.sh: --connections connections each sending one --message-size binary " +
+            "message and waiting for its echo from Downstream's /ws; RPS is messages/s, CPU us/request the proxy's CPU per message; the " +
+            $"scenarios whose proxy tunnels an upgrade: {string.Join(' ', Options.WebSocketScenarios)} (caddy only when named))",
+            "wrk", "fixedrate", "h2load", "websocket"), (o, v) => o.Load = v),
+        // 32: the websocket job's default, a small chat or ticker message.
+        B.Bind(Cli.Int("--message-size", 32, $"websocket only: bytes of each message (at most {Options.MaxMessageSize}; benchmarks.yml's messageSize)"),
+            (o, v, given) => (o.MessageSize, o.MessageSizeGiven) = (v, given)),
+        B.Bind(Cli.OptionalInt("--rate", "fixedrate: offered requests/s over all connections (benchmarks.yml's rate); h2load: open loop at R", helpName: "R"),
+            (o, v) => o.Rate = v?.ToString(CultureInfo.InvariantCulture) ?? ""),
+        // 100 as in the .NET team's proxy lab (also Kestrel's and HAProxy's default limit of concurrent streams).
+        B.Bind(Cli.Int("--streams", 100, "h2load only: concurrent streams per connection (benchmarks.yml's streams; the .NET lab's, with " +
+            "--connections defaulting to the cores: crank/README.md, \"HTTP/2\")", min: 1), (o, v, given) => (o.Streams, o.StreamsGiven) = (v, given)),
+        B.Bind(Cli.Text("--protocols", "", "what every proxy's listener speaks (benchmarks.yml's protocols): http1, h2 or http1,h2; on https ALPN " +
+            "chooses, on http h2 is prior-knowledge h2c (http1,h2 needs https; h2 on http needs --load h2load). Default: nothing passed " +
+            "(HTTP/1.1), except with --load h2load: http1,h2 on https, h2 on http. nginx, HAProxy, Caddy and h2o get PROTOCOLS, LLRP " +
+            "--protocols, full YARP and HttpClientProxy Kestrel's EndpointDefaults:Protocols; the origin always gets HTTP/1.1", "P",
+            Cli.NonEmpty("--protocols")), (o, v) => o.Protocols = v),
+        B.Bind(Cli.Choice("--front-end", "", "LLRP's front end, passed to every LLRP scenario (benchmarks.yml's frontEnd; default: LLRP's own, raw)",
+            "raw", "kestrel"), (o, v) => o.FrontEnd = v),
+        B.Bind(Cli.Text("--json-dir", "", "where the JSON files go (default artifacts/crank/<date>-<time>)", "DIR", Cli.NonEmpty("--json-dir")),
+            (o, v) => o.JsonDir = v),
+        B.Bind(Cli.Flag("--pin-proxy", "taskset: the proxy alone on CPU 1, load generator and origin on CPU 0 (fallback only): the proxy " +
+            "has a core of its own, as on a machine of its own in crank's three-machine profile"), (o, v) => SetPin(o, v, "proxy")),
+        B.Bind(Cli.Flag("--pin", "taskset: load generator on CPU 0, proxy and origin on CPU 1 (fallback only)"), (o, v) => SetPin(o, v, "load")),
+        B.Bind(Cli.Choice("--origin", "", "nginx (crank/nginx/origin.conf; fallback only): about two thirds of Downstream's CPU per " +
+            "request, so that with --pin-proxy the proxy is the bottleneck (docs/methodology.md, \"The origin\"); it answers GET / and " +
+            "/?s=N for N in 0 10 1024 65536 (another --path gets Downstream unless --origin nginx is given); downstream: the Downstream " +
+            "app, Kestrel, benchmarks.yml's job", "downstream", "nginx"), (o, v) => o.Origin = v),
+        B.Bind(Cli.Flag("--shared", "the topology of the sittings before 2026-11-27 07:00: nothing pinned, Downstream as the origin (--pin, " +
+            "--pin-proxy or --origin given as well still apply)"), (o, v) => o.Shared = v),
+        B.Bind(Cli.Flag("--dry-run", "print the plan (scenarios, each round's order, topology, expected time) and exit 0; nothing is " +
+            "installed, published or started"), (o, v) => o.DryRun = v),
+        B.Bind(Cli.Flag("--own-sessions", "start each job in a session (and scheduler autogroup) of its own (fallback only; the default is " +
+            "one session, as crank's agent: docs/methodology.md)"), (o, v) => o.OwnSessions = v),
+        B.Bind(Cli.Flag("--pgo", "run the proxy with the \"pgo\" environment (benchmarks.yml profiles)"), (o, v) => o.Pgo = v ? "pgo" : ""),
+        B.Bind(Cli.Flag("--nopgo", "run the proxy with the \"nopgo\" environment (not with --pgo)"),
+            (o, v) => o.Pgo = !v ? o.Pgo : o.Pgo.Length == 0 ? "nopgo" : throw new UsageException("--pgo and --nopgo exclude each other")),
+        B.Bind(Cli.Many("--app-env", "extra environment variable for the proxy, e.g. shareClients=true (repeatable)", "K=V"),
+            (o, v) => o.AppEnv.AddRange(v.Select(e => e.Contains('=') ? e : throw new UsageException("--app-env needs K=V")))),
+        B.Bind(Cli.Int("--proxy-port", 8080, "the proxy's port", helpName: "P"), (o, v) => o.ProxyPort = v),
+        B.Bind(Cli.Int("--downstream-port", 8081, "the origin's port", helpName: "P"), (o, v) => o.DownstreamPort = v),
+        // The steadiness criterion (docs/methodology.md, "The steadiness check"). 15 %: nginx, HAProxy and direct (no JIT)
+        // had halves within 15 % in 16 of 18 runs of the 2026-11-23 sitting on the shared 2-core box, within 10 % in 14; a
+        // variant still replacing tier-0 code differs by 15-50 %. 5 % of the window's CPU time spent compiling: what the
+        // JIT costs then cannot move CPU us/request by more than 5 %, a third of the halves' tolerance, while a proxy
+        // still tiering its request path spends 18 % there (llrp-httpclient's first 10 s of load). What still compiles
+        // after 25 s is timer-driven code, not the request path, and the compile time is wall time that a busy box
+        // stretches: in the sitting of 2026-11-24 that put 1-4.4 % into windows whose halves agreed
+        // (analysis/results/20261126-0138-late-jit). 2 retries: with about one run in eight noisy on that box, three
+        // noisy attempts in a row are rare (~0.2 %).
+        B.Bind(Cli.Int("--steady-tolerance", 15, "largest change of the proxy's CPU us/request between the two halves of the measured " +
+            "window for a run to count as steady, in percent", helpName: "P"), (o, v) => o.SteadyTolerance = v),
+        B.Bind(Cli.Text("--steady-jit-share", "5", "largest share of a .NET proxy's CPU time in the measured window that its JIT may spend " +
+            "compiling for the run to count as steady, in percent", "P",
+            v => NumberPattern().IsMatch(v) ? null : $"--steady-jit-share needs a number such as 1 or 0.5, got '{v}'"), (o, v) => o.SteadyJitShare = v),
+        B.Bind(Cli.Int("--steady-retries", 2, "run an unsteady run again, at most N more times; every attempt is logged and counted, the " +
+            "last one is kept"), (o, v) => o.SteadyRetries = v),
+        B.Bind(Cli.Flag("--fallback", "do not use crank even if it is installed"), (o, v) => o.UseCrank = !v),
+        B.Bind(Cli.Flag("--no-install", "never call apt-get"), (o, v) => o.Install = !v),
+        B.Bind(Cli.Flag("--no-report", "do not write report.md and the charts at the end"), (o, v) => o.Report = !v),
+        B.Bind(Cli.Many("--variable", "a benchmarks.yml variable (passed on to crank): serverAddress, serverListenAddress, downstreamAddress, " +
+            "downstreamListenAddress (default 127.0.0.1 / the target), maxErrors (default 0: a run with more bad responses + socket errors " +
+            "fails)", "NAME=VALUE"), (o, v) => Array.ForEach(v, e => Variable(o, e))),
+        B.Bind(Cli.Text("--agents", "", "crank across three machines' agents with --profile multimachine; serverAddress and downstreamAddress " +
+            "have no default then", "load=URL,application=URL,downstream=URL"), (o, v, given) => Roles(o.Agents, "--agents", v, given)),
+        B.Bind(Cli.Text("--netns", "", "the fallback across network namespaces (crank/hosts.sh): each role's processes run in its namespace; " +
+            "the addresses have no default either", "load=NS,application=NS,downstream=NS"), (o, v, given) => Roles(o.Netns, "--netns", v, given)));
+
+    private static void SetPin(Options o, bool given, string pin)
+    {
+        if (given)
         {
-            throw new UsageException("--pin and --pin-proxy exclude each other");
+            o.Pin = o.Pin.Length == 0 ? pin : throw new UsageException("--pin and --pin-proxy exclude each other");
         }
-        o.Pin = pin;
     }
 
     private static void Variable(Options o, string value)
@@ -176,17 +199,22 @@ internal static partial class OptionParser
         {
             case "serverAddress" or "serverListenAddress" or "downstreamAddress" or "downstreamListenAddress":
                 break;
-            case "maxErrors":
-                WholeNumber("--variable maxErrors", v);
+            case "maxErrors" when v.Length > 0 && v.All(char.IsAsciiDigit):
                 break;
+            case "maxErrors":
+                throw new UsageException($"--variable maxErrors needs a whole number, got '{v}'");
             default:
                 throw new UsageException($"--variable {name}: only serverAddress, serverListenAddress, downstreamAddress, downstreamListenAddress and maxErrors");
         }
         o.GivenVariables[name] = v;
     }
 
-    private static void Roles(Dictionary<string, string> into, string option, string value)
+    private static void Roles(Dictionary<string, string> into, string option, string value, bool given)
     {
+        if (!given)
+        {
+            return;
+        }
         if (value.Length == 0)
         {
             throw new UsageException($"{option} needs load=...,application=...,downstream=...");
@@ -207,35 +235,21 @@ internal static partial class OptionParser
         }
     }
 
-    /// <summary>Parses and checks a run-local command line: every rule the bash runner had, in its order.</summary>
+    /// <summary>Parses and checks a run-local command line (<see cref="Options.Help"/>: --help was asked for).</summary>
     public static Options Parse(IReadOnlyList<string> args)
     {
         var o = new Options();
-        for (var i = 0; i < args.Count; i++)
+        if (Cli.Parse(Command, args) is not { } parsed)
         {
-            var a = args[i];
-            var spec = Array.Find(Table, s => s.Name == a);
-            if (spec is not null)
-            {
-                var value = spec.TakesValue ? (i + 1 < args.Count ? args[++i] : "") : "";
-                spec.Apply(o, a, value);
-                if (o.Help)
-                {
-                    return o;
-                }
-            }
-            else if (a.StartsWith('-'))
-            {
-                throw new UsageException($"unknown option {a}");
-            }
-            else if (Options.AllScenarios.Contains(a) || Options.NamedScenarios.Contains(a))
-            {
-                o.Scenarios.Add(a);
-            }
-            else
-            {
-                throw new UsageException($"unknown scenario '{a}' ({string.Join(' ', Options.AllScenarios.Concat(Options.NamedScenarios))})");
-            }
+            o.Help = true;
+            return o;
+        }
+        B.Apply(o, parsed);
+        foreach (var a in parsed.GetValue(ScenarioArgument) ?? [])
+        {
+            o.Scenarios.Add(a.StartsWith('-') ? throw new UsageException($"unknown option {a}")
+                : Options.AllScenarios.Contains(a) || Options.NamedScenarios.Contains(a) ? a
+                : throw new UsageException($"unknown scenario '{a}' ({string.Join(' ', Options.AllScenarios.Concat(Options.NamedScenarios))})"));
         }
         Check(o);
         return o;
@@ -243,11 +257,6 @@ internal static partial class OptionParser
 
     private static void Check(Options o)
     {
-        if (o.Rounds < 1 || o.Duration < 1 || o.Connections < 1 || o.LoadThreads < 1 || o.ProxyThreads < 1)
-        {
-            throw new UsageException("rounds, duration, connections, load threads and proxy threads must be >= 1");
-        }
-        Require(o.Streams >= 1, "--streams must be >= 1");
         // h2load's connections default to the load machine's cores (Plan), so its threads are checked there.
         Require(o.Load == "h2load" || o.LoadThreads <= o.Connections, "wrk needs connections >= threads");
         Require(o.Path.StartsWith('/'), "--path must start with /");
@@ -343,9 +352,6 @@ internal static partial class OptionParser
             throw new UsageException(message);
         }
     }
-
-    [GeneratedRegex("^[0-9]+$")]
-    private static partial Regex WholeNumberPattern();
 
     [GeneratedRegex(@"^[0-9]+(\.[0-9]+)?$")]
     private static partial Regex NumberPattern();

@@ -107,7 +107,7 @@ internal sealed class RunLocal
             o = OptionParser.Parse(args);
             if (o.Help)
             {
-                Console.Out.Write(Help.RunLocal + "\n");
+                Cli.WriteHelp(OptionParser.Command);
                 return 0;
             }
             CheckNamespaces(o);

@@ -107,7 +107,11 @@ internal sealed partial class Sweep
         {
             var a = args[i];
             string Next() => i + 1 < args.Count ? args[++i] : "";
-            int Int() => OptionParser.WholeNumber(a, Next());
+            int Int()
+            {
+                var v = Next();
+                return v.Length > 0 && v.All(char.IsAsciiDigit) && int.TryParse(v, CultureInfo.InvariantCulture, out var n) ? n : throw new UsageException($"{a} needs a whole number, got '{v}'");
+            }
             string List()
             {
                 var v = Next();

@@ -18,14 +18,14 @@ public sealed partial class ComparisonsRunTests
     [Theory]
     [InlineData("", "comparisons: name a comparison: scaling, sweep, ab, ramp or comparisons (see --help)")]
     [InlineData("bogus", "comparisons: unknown comparison 'bogus' (scaling, sweep, ab, ramp, comparisons) (see --help)")]
-    [InlineData("--rounds 2", "comparisons: unknown comparison '--rounds' (scaling, sweep, ab, ramp, comparisons) (see --help)")]
+    [InlineData("--rounds 2", "comparisons: name a comparison: scaling, sweep, ab, ramp or comparisons (see --help)")]
     [InlineData("ab --rounds 0", "comparisons: --rounds needs a whole number >= 1, got '0' (see --help)")]
     [InlineData("ab --rounds x", "comparisons: --rounds needs a whole number >= 1, got 'x' (see --help)")]
-    [InlineData("ab --rounds", "comparisons: --rounds needs a whole number >= 1, got '' (see --help)")]
-    [InlineData("ab --warmup -1", "comparisons: --warmup needs a whole number (see --help)")]
+    [InlineData("ab --rounds", "comparisons: Required argument missing for option: '--rounds'. (see --help)")]
+    [InlineData("ab --warmup -1", "comparisons: --warmup needs a whole number, got '-1' (see --help)")]
     [InlineData("ab --duration 0", "comparisons: --duration needs a whole number >= 1, got '0' (see --help)")]
-    [InlineData("ab --proxies", "comparisons: --proxies needs a list (see --help)")]
-    [InlineData("ab --policies", "comparisons: --policies needs a list (see --help)")]
+    [InlineData("ab --proxies", "comparisons: Required argument missing for option: '--proxies'. (see --help)")]
+    [InlineData("ab --policies", "comparisons: Required argument missing for option: '--policies'. (see --help)")]
     [InlineData("scaling --replicas 1,x", "comparisons: --replicas needs comma-separated whole numbers, got '1,x' (see --help)")]
     [InlineData("scaling --replicas 6", "comparisons: --replicas: 1 to 5 replicas, got 6 (see --help)")]
     [InlineData("scaling --replicas 0,2", "comparisons: --replicas: 1 to 5 replicas, got 0 (see --help)")]
@@ -36,11 +36,11 @@ public sealed partial class ComparisonsRunTests
     [InlineData("ramp --ramp-start x", "comparisons: --ramp-start needs a whole number >= 1, got 'x' (see --help)")]
     [InlineData("ramp --ramp-step 0", "comparisons: --ramp-step needs a whole number >= 1, got '0' (see --help)")]
     [InlineData("ramp --ramp-steps 0", "comparisons: --ramp-steps needs a whole number >= 1, got '0' (see --help)")]
-    [InlineData("ramp --ramp-connections", "comparisons: --ramp-connections needs a whole number >= 1, got '' (see --help)")]
+    [InlineData("ramp --ramp-connections", "comparisons: Required argument missing for option: '--ramp-connections'. (see --help)")]
     [InlineData("ab --proxy-threads 0", "comparisons: --proxy-threads needs a whole number >= 1, got '0' (see --help)")]
     [InlineData("ab --proxy-port 0", "comparisons: --proxy-port needs a whole number >= 1, got '0' (see --help)")]
     [InlineData("ab --downstream-port x", "comparisons: --downstream-port needs a whole number >= 1, got 'x' (see --help)")]
-    [InlineData("ab --json-dir", "comparisons: --json-dir needs a value (see --help)")]
+    [InlineData("ab --json-dir", "comparisons: Required argument missing for option: '--json-dir'. (see --help)")]
     [InlineData("ab --frobnicate", "comparisons: unknown option --frobnicate (see --help)")]
     [InlineData("scaling --proxies direct", "comparisons: --proxies: direct runs in the ab and sweep comparisons only (see --help)")]
     [InlineData("comparisons --proxies direct", "comparisons: --proxies: direct runs in the ab and sweep comparisons only (see --help)")]
@@ -49,7 +49,6 @@ public sealed partial class ComparisonsRunTests
     [InlineData("ab --policies roundrobin,Nope", "comparisons: --policies: unknown policy 'Nope' (ConnectionRoundRobin PowerOfTwoChoices FirstAlphabetical Random RoundRobin LeastRequests) (see --help)")]
     [InlineData("scaling --proxy-port 8082 --downstream-port 8081 --replicas 1,2,3", "comparisons: the replicas' ports 8081..8083 include the proxy's 8082 (see --help)")]
     [InlineData("sweep --proxy-port 8080 --downstream-port 8080", "comparisons: the replicas' ports 8080..8084 include the proxy's 8080 (see --help)")]
-    [InlineData("ab --rounds 0 --help", "comparisons: --rounds needs a whole number >= 1, got '0' (see --help)")]
     public void ARefusalIsOneLineAndExit2(string args, string message)
     {
         var (code, output) = ConsoleCapture.Comparisons(Program.RepositoryRoot(), null, Runner.Comparisons.AgentPort,
@@ -66,7 +65,8 @@ public sealed partial class ComparisonsRunTests
     {
         var (code, output) = ConsoleCapture.Comparisons(Program.RepositoryRoot(), null, Runner.Comparisons.AgentPort, args.Split(' '));
         Assert.Equal(0, code);
-        Assert.Equal(Help.Comparisons + "\n", output);
+        Assert.Contains("crank/run-local.sh [<COMPARISON>] [options]", output, StringComparison.Ordinal);
+        Assert.Matches(@"--ramp-start <R> +ramp: the first rate \(req/s\) \[default: 4000\]", output);
     }
 
     /// <summary>Crank mode, ab: one crank run per proxy, each with the comparison's scenario and its variables.</summary>
@@ -200,10 +200,10 @@ public sealed class ComparisonOptionTests
     [InlineData("scale", "unknown comparison 'scale' (scaling, sweep, ab, ramp, comparisons)")]
     [InlineData("ab --rounds 0", "--rounds needs a whole number >= 1, got '0'")]
     [InlineData("ab --rounds 99999999999", "--rounds needs a whole number >= 1, got '99999999999'")]
-    [InlineData("ab --warmup x", "--warmup needs a whole number")]
-    [InlineData("ab --duration", "--duration needs a whole number >= 1, got ''")]
-    [InlineData("ab --proxies", "--proxies needs a list")]
-    [InlineData("ab --policies", "--policies needs a list")]
+    [InlineData("ab --warmup x", "--warmup needs a whole number, got 'x'")]
+    [InlineData("ab --duration", "Required argument missing for option: '--duration'.")]
+    [InlineData("ab --proxies", "Required argument missing for option: '--proxies'.")]
+    [InlineData("ab --policies", "Required argument missing for option: '--policies'.")]
     [InlineData("scaling --replicas 1,,2", "--replicas needs comma-separated whole numbers, got '1,,2'")]
     [InlineData("scaling --replicas 2,7", "--replicas: 1 to 5 replicas, got 7")]
     [InlineData("sweep --connections x", "--connections needs comma-separated whole numbers, got 'x'")]
@@ -217,9 +217,9 @@ public sealed class ComparisonOptionTests
     [InlineData("ab --proxy-threads 0", "--proxy-threads needs a whole number >= 1, got '0'")]
     [InlineData("ab --proxy-port x", "--proxy-port needs a whole number >= 1, got 'x'")]
     [InlineData("ab --downstream-port 0", "--downstream-port needs a whole number >= 1, got '0'")]
-    [InlineData("ab --json-dir", "--json-dir needs a value")]
+    [InlineData("ab --json-dir", "Required argument missing for option: '--json-dir'.")]
     [InlineData("ab --threads 2", "unknown option --threads")]
-    [InlineData("ab nginx", "unknown option nginx")]
+    [InlineData("ab nginx", "unexpected argument 'nginx'")]
     [InlineData("scaling --downstream-port 8079 --proxy-port 8080 --replicas 2", "the replicas' ports 8079..8080 include the proxy's 8080")]
     [InlineData("ramp --proxies direct", "--proxies: direct runs in the ab and sweep comparisons only")]
     [InlineData("ab --proxies nginx,,haproxy", "--proxies: unknown proxy '' (llrp-llhttp, yarp, nginx, nginx-default, haproxy, direct)")]
@@ -254,11 +254,11 @@ public sealed class ComparisonOptionTests
     }
 
     [Fact]
-    public void HelpAnywhereAfterValidOptions()
+    public void HelpAnywhere()
     {
         Assert.True(ComparisonParser.Parse(["--help"]).Help);
         Assert.True(ComparisonParser.Parse(["ramp", "--rounds", "2", "-h", "--bogus"]).Help);
-        Assert.Throws<UsageException>(() => ComparisonParser.Parse(["ramp", "--bogus", "-h"]));
+        Assert.True(ComparisonParser.Parse(["ramp", "--bogus", "-h"]).Help);
     }
 
     [Theory]
@@ -283,9 +283,8 @@ public sealed class ComparisonOptionTests
     [InlineData("--fallback", null)]
     [InlineData("--no-install", null)]
     [InlineData("--no-report", null)]
-    public void HelpNamesEveryOptionItTakes(string option, string? value)
+    public void EveryOptionIsTaken(string option, string? value)
     {
-        Assert.Contains(option + " ", Help.Comparisons, StringComparison.Ordinal);
         var o = ComparisonParser.Parse(value is null ? ["ab", option] : ["ab", option, value]);
         Assert.False(o.Help);
     }

@@ -55,7 +55,7 @@ public sealed class RunLocalDryRunTests
     }
 
     [Theory]
-    [InlineData("--dry-run --rounds 0", "run-local: rounds, duration, connections, load threads and proxy threads must be >= 1 (see --help)")]
+    [InlineData("--dry-run --rounds 0", "run-local: --rounds needs a whole number >= 1, got '0' (see --help)")]
     [InlineData("--threads 2", "run-local: --threads is ambiguous now: --load-threads T for wrk's threads, --proxy-threads N for the proxies' (see --help)")]
     [InlineData("--bogus", "run-local: unknown option --bogus (see --help)")]
     [InlineData("--dry-run foo", "run-local: unknown scenario 'foo' (direct nginx haproxy llrp-llhttp llrp-httpclient llrp-httpclientwithcontext llrp-yarp httpclientproxy yarp llrp-kestrel-h1 caddy h2o) (see --help)")]

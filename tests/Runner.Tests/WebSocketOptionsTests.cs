@@ -64,15 +64,6 @@ public sealed class WebSocketOptionsTests
     public void TheJobGetsAWebSocketUrl(string url, string expected) => Assert.Equal(expected, RunLocal.WebSocketUrl(url));
 
     [Fact]
-    public void HelpListsTheWebSocketOptions()
-    {
-        foreach (var word in new[] { "websocket (WebSocket echo", "--message-size N", "/ws" })
-        {
-            Assert.Contains(word, Help.RunLocal, StringComparison.Ordinal);
-        }
-    }
-
-    [Fact]
     public void EveryWebSocketScenarioIsInBenchmarksYml()
     {
         var yml = File.ReadAllText(Path.Combine(Program.RepositoryRoot(), "benchmarks.yml"));

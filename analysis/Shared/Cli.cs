@@ -1,0 +1,163 @@
+using System.CommandLine;
+using System.CommandLine.Help;
+using System.CommandLine.Parsing;
+using System.Globalization;
+
+namespace LLRP.Analysis;
+
+/// <summary>Bad usage: one line on stderr, exit status 2. <see cref="SeeHelp"/> adds " (see --help)".</summary>
+internal sealed class UsageException(string message, bool seeHelp = true) : Exception(message)
+{
+    public bool SeeHelp { get; } = seeHelp;
+}
+
+/// <summary>The harness's command lines on System.CommandLine: each option declared once with its description and
+/// default (the generated --help shows both); whole numbers and choices are checked with one line that names the option.</summary>
+internal static class Cli
+{
+    // No response files: a value such as "@host" stays a value, as it was for the hand-written parsers.
+    private static readonly ParserConfiguration Config = new() { ResponseFileTokenReplacer = null };
+
+    /// <summary>A command whose only built-in option is --help (no --version, no directives).</summary>
+    public static Command Command(string name, string description, params IEnumerable<Symbol> symbols)
+    {
+        var command = new Command(name, description) { new HelpOption() };
+        foreach (var symbol in symbols)
+        {
+            switch (symbol)
+            {
+                case Option o: command.Add(o); break;
+                case Argument a: command.Add(a); break;
+                case Command c: command.Add(c); break;
+            }
+        }
+        return command;
+    }
+
+    /// <summary>The parsed command line, or null when it asks for --help; a bad option or value is a
+    /// <see cref="UsageException"/> with the parser's first message.</summary>
+    public static ParseResult? Parse(Command command, IReadOnlyList<string> args)
+    {
+        var result = command.Parse(args, Config);
+        return result.Action is HelpAction ? null
+            : result.UnmatchedTokens is [var t, ..] ? throw new UsageException(t.StartsWith('-') ? $"unknown option {t}" : $"unexpected argument '{t}'")
+            : result.Errors.Count > 0 ? throw new UsageException(result.Errors[0].Message)
+            : result;
+    }
+
+    /// <summary>Writes the generated help of <paramref name="command"/> to stdout.</summary>
+    public static void WriteHelp(Command command) =>
+        command.Parse(["--help"], Config).Invoke(new InvocationConfiguration { Output = Console.Out });
+
+    /// <summary>Parses, prints the help (exit 0) or the one-line refusal "<paramref name="prefix"/>: message (see --help)"
+    /// (exit 2), or runs <paramref name="run"/>.</summary>
+    public static int Run(string prefix, Command command, IReadOnlyList<string> args, Func<ParseResult, int> run)
+    {
+        try
+        {
+            if (Parse(command, args) is not { } parsed)
+            {
+                WriteHelp(command);
+                return 0;
+            }
+            return run(parsed);
+        }
+        catch (UsageException e)
+        {
+            Console.Error.WriteLine($"{prefix}: {e.Message}{(e.SeeHelp ? " (see --help)" : "")}");
+            return 2;
+        }
+    }
+
+    public static bool Given(this ParseResult result, Option option) => result.GetResult(option) is { Implicit: false };
+
+    /// <summary>A whole number (digits only), at least <paramref name="min"/>.</summary>
+    public static Option<int> Int(string name, int @default, string description, int min = 0, string helpName = "N") =>
+        new(name) { Description = description, HelpName = helpName, DefaultValueFactory = _ => @default, CustomParser = r => Whole(r, name, min) ?? 0 };
+
+    /// <summary>A whole number without a default (null when not given).</summary>
+    public static Option<int?> OptionalInt(string name, string description, int min = 0, string helpName = "N") =>
+        new(name) { Description = description, HelpName = helpName, CustomParser = r => Whole(r, name, min) };
+
+    private static int? Whole(ArgumentResult r, string name, int min)
+    {
+        var text = r.Tokens.Count > 0 ? r.Tokens[0].Value : "";
+        if (text.Length > 0 && text.All(char.IsAsciiDigit) && int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var n) && n >= min)
+        {
+            return n;
+        }
+        r.AddError($"{name} needs a whole number{(min > 0 ? $" >= {min}" : "")}, got '{text}'");
+        return null;
+    }
+
+    /// <summary>A text value; <paramref name="problem"/> says what is wrong with a given one (null: nothing).</summary>
+    public static Option<string> Text(string name, string @default, string description, string helpName, Func<string, string?>? problem = null)
+    {
+        var option = new Option<string>(name) { Description = description, HelpName = helpName, DefaultValueFactory = _ => @default };
+        if (problem is not null)
+        {
+            option.Validators.Add(r =>
+            {
+                if (!r.Implicit && problem(r.GetValueOrDefault<string>() ?? "") is { } message)
+                {
+                    r.AddError(message);
+                }
+            });
+        }
+        return option;
+    }
+
+    /// <summary>"NAME needs a value" for an empty one.</summary>
+    public static Func<string, string?> NonEmpty(string name, string what = "a value") => v => v.Length > 0 ? null : $"{name} needs {what}";
+
+    /// <summary>One of <paramref name="allowed"/>.</summary>
+    public static Option<string> Choice(string name, string @default, string description, params string[] allowed) =>
+        Text(name, @default, description, string.Join('|', allowed), v => allowed.Contains(v) ? null : $"{name} must be {Words(allowed)}, not '{v}'");
+
+    public static Option<bool> Flag(string name, string description) => new(name) { Description = description, Arity = ArgumentArity.Zero };
+
+    /// <summary>A repeatable option: every value given, in order.</summary>
+    public static Option<string[]> Many(string name, string description, string helpName) =>
+        new(name) { Description = description, HelpName = helpName, DefaultValueFactory = _ => [] };
+
+    /// <summary>A retired option: refused with <paramref name="message"/>, absent from the help.</summary>
+    public static Option<bool> Refused(string name, string message)
+    {
+        var option = new Option<bool>(name) { Hidden = true, Arity = ArgumentArity.Zero };
+        option.Validators.Add(r =>
+        {
+            if (!r.Implicit)
+            {
+                r.AddError(message);
+            }
+        });
+        return option;
+    }
+
+    /// <summary>"a, b or c".</summary>
+    public static string Words(string[] w) => w.Length == 1 ? w[0] : string.Join(", ", w[..^1]) + " or " + w[^1];
+}
+
+/// <summary>What each option sets in <typeparamref name="T"/>: declared next to the option, applied after parsing.</summary>
+internal sealed class Binder<T>
+{
+    private readonly List<Action<T, ParseResult>> _apply = [];
+
+    public Option<V> Bind<V>(Option<V> option, Action<T, V> apply) => Bind(option, (o, v, _) => apply(o, v));
+
+    /// <summary><c>given</c> tells a value on the command line from the default.</summary>
+    public Option<V> Bind<V>(Option<V> option, Action<T, V, bool> apply)
+    {
+        _apply.Add((o, r) => apply(o, r.GetValue(option)!, r.Given(option)));
+        return option;
+    }
+
+    public T Apply(T o, ParseResult result)
+    {
+        foreach (var apply in _apply)
+        {
+            apply(o, result);
+        }
+        return o;
+    }
+}
