@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.InteropServices;
@@ -11,16 +12,14 @@ namespace LLRP.Runner;
 /// <summary>One run-local invocation per round: its name, connections, path, profile and scenarios.</summary>
 internal sealed record SweepPoint(string Name, int Connections, string Path, string Profile, IReadOnlyList<string> Scenarios);
 
-/// <summary>analysis/sweep.sh's options.</summary>
+/// <summary>analysis/sweep.sh's options (null: the default of --quick or of a sitting, Sweep.MakePlan).</summary>
 internal sealed class SweepOptions
 {
-    public bool Quick, DryRun, Report = true, Install = true, Fallback, Shared, Help;
+    public bool Quick, DryRun, Report, Install, Fallback, Shared, Help;
     public int? Budget, Rounds, Duration, Warmup, WarmupMax, SteadyRetries;
     public string? Connections, Sizes, PgoConnections;
     public bool? Pgo;
-    public int BaseConnections = 64;
-    // Away from crank/smoke.sh's 8080/8081; when either is in use, the next free pair P+10,Q+10 ...
-    public int ProxyPort = 18080, OriginPort = 18081;
+    public int BaseConnections, ProxyPort, OriginPort;
     public string Pin = "", Origin = "", Out = "";
     public readonly List<string> MatrixArgs = [];
     public readonly List<string> Scenarios = [];
@@ -87,12 +86,12 @@ internal sealed partial class Sweep
         }
         catch (UsageException e)
         {
-            Console.Error.WriteLine($"sweep: {e.Message}");
+            Console.Error.WriteLine($"sweep: {e.Message} (see --help)");
             return 2;
         }
         if (o.Help)
         {
-            Console.Out.Write(SweepHelp + "\n");
+            Cli.WriteHelp(Command);
             return 0;
         }
         return new Sweep(o, root, args).Execute();
@@ -100,83 +99,106 @@ internal sealed partial class Sweep
 
     private static bool IsDotnet(string s) => s.StartsWith("llrp-", StringComparison.Ordinal) || s is "httpclientproxy" or "yarp";
 
+    private static readonly Binder<SweepOptions> B = new();
+    private static readonly Argument<string[]> ScenarioArgument = new("SCENARIO")
+    {
+        Arity = ArgumentArity.ZeroOrMore,
+        Description = "default: every scenario of benchmarks.yml (direct nginx haproxy yarp, the four llrp-* variants, httpclientproxy)",
+    };
+
+    private static Option<string?> List(string name, string description) => new(name)
+    {
+        Description = description,
+        HelpName = "LIST",
+        Validators = { r => r.AddErrorUnless(ListPattern().IsMatch(r.GetValueOrDefault<string>() ?? ""), $"{name} needs a comma-separated list of whole numbers, got '{r.GetValueOrDefault<string>()}'") },
+    };
+
+    /// <summary>An option passed on to run-local.sh as given (crank/README.md, "The matrix").</summary>
+    private static Option<T> Pass<T>(Option<T> option) => B.Bind(option, (o, v, given) =>
+    {
+        if (given)
+        {
+            o.MatrixArgs.AddRange([option.Name, Convert.ToString(v, CultureInfo.InvariantCulture)!]);
+        }
+    });
+
+    private static Option<bool> PinFlag(string name, string description) => B.Bind(Cli.Flag(name, description), (o, v) =>
+        o.Pin = !v ? o.Pin : o.Pin.Length == 0 ? name : throw new UsageException("--pin and --pin-proxy exclude each other"));
+
+    internal static readonly Command Command = Cli.Command("analysis/sweep.sh", """
+        Benchmark sweep: connection counts and response sizes (and PGO profiles), repeated in interleaved rounds through
+        crank/run-local.sh, then analysis/Report on the saved JSON (the same report run-local.sh writes). Keeps to a time
+        budget by cutting rounds, never the warm-up: every point of a sitting gets the same warm-up and duration, so the
+        default, pgo and nopgo points are comparable. Topology: run-local.sh's default unless --pin, --pin-proxy, --origin
+        or --shared is given.
+        Output: DIR/<point>/r<round>/ (run-local.sh's JSON, run.json, machine.txt, logs/), DIR/sitting.json (every run,
+        run.json and sweep.json folded by analysis/aggregate.sh; `analysis/aggregate.sh --prune DIR` leaves only it before a
+        sitting is committed), DIR/sweep.json (machine, commit, plan, every command), DIR/machine.txt, DIR/sweep.log, and
+        DIR/report.md + PNG charts.
+        Exit status: 0 when every run succeeded, 1 when some failed or were cut by the budget, 2 on bad usage.
+        """,
+        ScenarioArgument,
+        B.Bind(Cli.Flag("--quick", "try the pipeline in a few minutes: 1 round, 1 s + 2 s runs, connections 32 64, size 1 KB, no adaptive " +
+            "warm-up or retries (too short for steady state: for trying the scripts only)"), (o, v) => o.Quick = v),
+        B.Bind(Cli.OptionalInt("--budget-minutes", "stop starting runs once M minutes are used (default 180; 6 with --quick); the measured " +
+            "duration shrinks to fit the plan, down to 10 s; the warm-up never shrinks", min: 1, helpName: "M"), (o, v) => o.Budget = v),
+        B.Bind(Cli.OptionalInt("--rounds", "rounds (default 3; 1 with --quick); each round runs every point once, scenarios interleaved " +
+            "inside, in each round's own order (Rounds.Order, through run-local.sh --round-offset)", min: 1), (o, v) => o.Rounds = v),
+        B.Bind(List("--connections", "connection sweep at the default response size (default 64,256; 32,64 with --quick)"), (o, v) => o.Connections = v),
+        B.Bind(new Option<string?>("--sizes")
+        {
+            Description = "response sizes in bytes for the size sweep, as the origin's /?s=N at the base connections (default: none, 1024 " +
+                "with --quick; '' for none; with --origin nginx only sizes the origin serves, crank/nginx-job.sh's ORIGIN_BODY_SIZES); 10 B, " +
+                "the origin's body for /, is the base point",
+            HelpName = "LIST",
+            Validators = { r => r.AddErrorUnless(r.GetValueOrDefault<string>() is "" || ListPattern().IsMatch(r.GetValueOrDefault<string>() ?? ""),
+                $"--sizes needs a comma-separated list of whole numbers, got '{r.GetValueOrDefault<string>()}'") },
+        }, (o, v) => o.Sizes = v is "" ? "none" : v),
+        B.Bind(Cli.Int("--base-connections", 64, "connections for the size sweep and the PGO points", helpName: "C"), (o, v) => o.BaseConnections = v),
+        B.Bind(Cli.OptionalInt("--duration", "fixed measured seconds per run (default: what fits the budget, 2 with --quick)", min: 1, helpName: "S"),
+            (o, v) => o.Duration = v),
+        B.Bind(Cli.OptionalInt("--warmup", "warm-up seconds per run (default 20, run-local.sh's, docs/methodology.md; 1 with --quick)", helpName: "S"),
+            (o, v) => o.Warmup = v),
+        B.Bind(Cli.OptionalInt("--warmup-max", ".NET scenarios: adaptive warm-up until the proxy's JIT is quiet, at most S seconds (run-local.sh's " +
+            "--warmup-max, default 60; 0 with --quick: fixed warm-up)", helpName: "S"), (o, v) => o.WarmupMax = v),
+        B.Bind(Cli.OptionalInt("--steady-retries", "run an unsteady run again, at most N more times (run-local.sh's, default 2; 0 with --quick)"),
+            (o, v) => o.SteadyRetries = v),
+        B.Bind(Cli.Flag("--pgo", "also run the .NET variants with run-local's --pgo and --nopgo at the base point (default: on, except with --quick)"),
+            (o, v) => o.Pgo = v ? true : o.Pgo),
+        B.Bind(Cli.Flag("--no-pgo", "no pgo and nopgo points"), (o, v) => o.Pgo = !v ? o.Pgo : o.Pgo is null ? false : throw new UsageException("--pgo and --no-pgo exclude each other")),
+        B.Bind(List("--pgo-connections", "the connection counts of those pgo and nopgo points (default: the base connections)"), (o, v) => o.PgoConnections = v),
+        PinFlag("--pin", "pass --pin to run-local.sh (wrk on CPU 0, proxy + origin on CPU 1)"),
+        PinFlag("--pin-proxy", "pass --pin-proxy to run-local.sh (the proxy alone on CPU 1, wrk + origin on CPU 0)"),
+        B.Bind(Cli.Choice("--origin", "", "pass --origin O to run-local.sh: nginx or downstream (the Downstream app)", "downstream", "nginx"), (o, v) => o.Origin = v),
+        B.Bind(Cli.Flag("--shared", "pass --shared to run-local.sh (nothing pinned, Downstream as the origin)"), (o, v) => o.Shared = v),
+        Pass(Cli.Int("--proxy-threads", 1, "pass --proxy-threads N to run-local.sh: every proxy's threads or processes (run the sweep once per " +
+            "count, each with its own --out)")),
+        Pass(Cli.Text("--headers", "", "pass the request matrix to run-local.sh (crank/README.md, \"The matrix\"): every point sends that request",
+            "H", Cli.NonEmpty("--headers"))),
+        Pass(Cli.Int("--request-body-size", 0, "as --headers")),
+        Pass(Cli.Text("--request-body-framing", "", "as --headers", "F", Cli.NonEmpty("--request-body-framing"))),
+        // Away from crank/smoke.sh's 8080/8081; when either is in use, the next free pair P+10,Q+10 ...
+        B.Bind(Cli.Text("--ports", "18080,18081", "proxy and origin ports (away from crank/smoke.sh's 8080/8081; when either is in use, the " +
+            "next free pair P+10,Q+10 ...)", "P,Q", v => PortsPattern().IsMatch(v) ? null : "--ports needs P,Q"), (o, v) =>
+            (o.ProxyPort, o.OriginPort) = (int.Parse(v[..v.IndexOf(',')], CultureInfo.InvariantCulture), int.Parse(v[(v.IndexOf(',') + 1)..], CultureInfo.InvariantCulture))),
+        B.Bind(Cli.Text("--out", "", "results directory (default analysis/results/<date>-<nproc>cpu-<cpu model>-<topology>; with --quick " +
+            "artifacts/analysis/..., which git ignores)", "DIR", Cli.NonEmpty("--out", "a directory")), (o, v) => o.Out = v),
+        B.Bind(Cli.Flag("--dry-run", "print the plan and the time estimate, run nothing"), (o, v) => o.DryRun = v),
+        B.Bind(Cli.Flag("--no-report", "do not run analysis/Report at the end"), (o, v) => o.Report = !v),
+        B.Bind(Cli.Flag("--no-install", "never call apt-get (wrk, nginx, HAProxy and jq are run-local.sh's to install)"), (o, v) => o.Install = !v),
+        B.Bind(Cli.Flag("--fallback", "pass --fallback to run-local.sh (run the job scripts directly even where crank is installed)"),
+            (o, v) => o.Fallback = v));
+
     internal static SweepOptions Parse(IReadOnlyList<string> args)
     {
-        var o = new SweepOptions();
-        for (var i = 0; i < args.Count; i++)
+        if (Cli.Parse(Command, args) is not { } parsed)
         {
-            var a = args[i];
-            string Next() => i + 1 < args.Count ? args[++i] : "";
-            int Int()
-            {
-                var v = Next();
-                return v.Length > 0 && v.All(char.IsAsciiDigit) && int.TryParse(v, CultureInfo.InvariantCulture, out var n) ? n : throw new UsageException($"{a} needs a whole number, got '{v}'");
-            }
-            string List()
-            {
-                var v = Next();
-                return ListPattern().IsMatch(v) ? v : throw new UsageException($"{a} needs a comma-separated list of whole numbers, got '{v}'");
-            }
-            switch (a)
-            {
-                case "--quick": o.Quick = true; break;
-                case "--budget-minutes": o.Budget = Int(); break;
-                case "--rounds": o.Rounds = Int(); break;
-                case "--connections": o.Connections = List(); break;
-                case "--sizes":
-                    var sizes = Next();
-                    o.Sizes = sizes.Length == 0 ? "none" : ListPattern().IsMatch(sizes) ? sizes
-                        : throw new UsageException($"--sizes needs a comma-separated list of whole numbers, got '{sizes}'");
-                    break;
-                case "--base-connections": o.BaseConnections = Int(); break;
-                case "--duration": o.Duration = Int(); break;
-                case "--warmup": o.Warmup = Int(); break;
-                case "--warmup-max": o.WarmupMax = Int(); break;
-                case "--steady-retries": o.SteadyRetries = Int(); break;
-                case "--pgo": o.Pgo = true; break;
-                case "--no-pgo": o.Pgo = false; break;
-                case "--pgo-connections": o.PgoConnections = List(); break;
-                case "--pin" or "--pin-proxy":
-                    o.Pin = o.Pin.Length == 0 || o.Pin == a ? a : throw new UsageException("--pin and --pin-proxy exclude each other");
-                    break;
-                case "--shared": o.Shared = true; break;
-                case "--origin":
-                    var origin = Next();
-                    o.Origin = origin is "downstream" or "nginx" ? origin : throw new UsageException($"--origin must be downstream or nginx, not '{origin}'");
-                    break;
-                case "--proxy-threads" or "--request-body-size":
-                    o.MatrixArgs.AddRange([a, I(Int())]);
-                    break;
-                case "--headers" or "--request-body-framing":
-                    var value = Next();
-                    o.MatrixArgs.AddRange([a, value.Length > 0 ? value : throw new UsageException($"{a} needs a value")]);
-                    break;
-                case "--ports":
-                    var ports = Next();
-                    var m = PortsPattern().Match(ports);
-                    if (!m.Success)
-                    {
-                        throw new UsageException("--ports needs P,Q");
-                    }
-                    (o.ProxyPort, o.OriginPort) = (int.Parse(m.Groups[1].Value, CultureInfo.InvariantCulture), int.Parse(m.Groups[2].Value, CultureInfo.InvariantCulture));
-                    break;
-                case "--out":
-                    var dir = Next();
-                    o.Out = dir.Length > 0 ? dir : throw new UsageException("--out needs a directory");
-                    break;
-                case "--dry-run": o.DryRun = true; break;
-                case "--no-report": o.Report = false; break;
-                case "--no-install": o.Install = false; break;
-                case "--fallback": o.Fallback = true; break;
-                case "-h" or "--help": o.Help = true; return o;
-                default:
-                    if (a.StartsWith('-'))
-                    {
-                        throw new UsageException($"unknown option {a} (--help)");
-                    }
-                    o.Scenarios.Add(a);
-                    break;
-            }
+            return new SweepOptions { Help = true };
+        }
+        var o = B.Apply(new SweepOptions(), parsed);
+        foreach (var a in parsed.GetValue(ScenarioArgument) ?? [])
+        {
+            o.Scenarios.Add(a.StartsWith('-') ? throw new UsageException($"unknown option {a}") : a);
         }
         return o;
     }
@@ -212,18 +234,6 @@ internal sealed partial class Sweep
         if (sizes == "none")
         {
             sizes = "";
-        }
-        if (_rounds < 1)
-        {
-            throw new UsageException("--rounds must be >= 1");
-        }
-        if (_budgetMinutes < 1)
-        {
-            throw new UsageException("--budget-minutes must be >= 1");
-        }
-        if (o.Duration is < 1)
-        {
-            throw new UsageException("--duration must be >= 1");
         }
         List<string> scenarios = o.Scenarios.Count > 0 ? o.Scenarios
             : ["direct", "nginx", "haproxy", "yarp", "llrp-llhttp", "llrp-httpclient", "llrp-httpclientwithcontext", "llrp-yarp", "httpclientproxy"];
@@ -596,55 +606,4 @@ internal sealed partial class Sweep
         };
         File.WriteAllText(Path.Combine(_out, "sweep.json"), json.ToJsonString(Indented) + "\n");
     }
-
-    private const string SweepHelp = """
-        usage: analysis/sweep.sh [options] [SCENARIO...]
-          Benchmark sweep: connection counts and response sizes (and PGO profiles), repeated in interleaved rounds through
-          crank/run-local.sh, then analysis/Report on the saved JSON (the same report run-local.sh writes). Keeps to a time
-          budget by cutting rounds, never the warm-up: every point of a sitting gets the same warm-up and duration, so the
-          default, pgo and nopgo points are comparable.
-          SCENARIO             default: every scenario of benchmarks.yml (direct nginx haproxy yarp, the four llrp-*
-                               variants, httpclientproxy)
-          --quick              try the pipeline in a few minutes: 1 round, 1 s + 2 s runs, connections 32 64, size 1 KB,
-                               no adaptive warm-up or retries (too short for steady state: for trying the scripts only)
-          --budget-minutes M   stop starting runs once M minutes are used (default 180; 6 with --quick); the measured
-                               duration shrinks to fit the plan, down to 10 s; the warm-up never shrinks
-          --rounds N           rounds (default 3); each round runs every point once, scenarios interleaved inside, in
-                               each round's own order (Rounds.Order in analysis/Runner, through run-local.sh --round-offset)
-          --connections LIST   connection sweep at the default response size, comma-separated (default 64,256)
-          --sizes LIST         response sizes in bytes for the size sweep, as the origin's /?s=N at the base connections
-                               (default: none; e.g. 1024,65536; with --origin nginx only sizes the origin serves,
-                               crank/nginx-job.sh's ORIGIN_BODY_SIZES); 10 B, the origin's body for /, is the base point
-          --base-connections C connections for the size sweep and the PGO points (default 64)
-          --duration S / --warmup S   fixed seconds per run (default warm-up: 20 s, run-local.sh's; docs/methodology.md)
-          --warmup-max S       .NET scenarios: adaptive warm-up until the proxy's JIT is quiet, at most S seconds
-                               (run-local.sh's --warmup-max, default 60; 0: fixed warm-up)
-          --steady-retries N   run an unsteady run again, at most N more times (run-local.sh's, default 2)
-          --pgo | --no-pgo     also run the .NET variants with run-local's --pgo and --nopgo at the base point
-                               (default: on, except with --quick)
-          --pgo-connections LIST  the connection counts of those pgo and nopgo points, comma-separated (default: the
-                               base connections)
-          Topology: run-local.sh's default unless one of these is given (--pin-proxy --origin nginx where it can run)
-          --pin                pass --pin to run-local.sh (wrk on CPU 0, proxy + origin on CPU 1)
-          --pin-proxy          pass --pin-proxy to run-local.sh (the proxy alone on CPU 1, wrk + origin on CPU 0)
-          --origin O           pass --origin O to run-local.sh: nginx or downstream (the Downstream app)
-          --shared             pass --shared to run-local.sh (nothing pinned, Downstream as the origin)
-          --proxy-threads N    pass --proxy-threads N to run-local.sh: every proxy's threads or processes (default 1; run
-                               the sweep once per count, each with its own --out)
-          --headers H / --request-body-size N / --request-body-framing F   pass the request matrix to run-local.sh
-                               (crank/README.md, "The matrix"): every point of the sweep sends that request
-          --ports P,Q          proxy and origin ports (default 18080,18081, away from crank/smoke.sh's 8080/8081;
-                               when either is in use, the next free pair P+10,Q+10 ...)
-          --out DIR            results directory (default analysis/results/<date>-<nproc>cpu-<cpu model>-<topology>;
-                               with --quick artifacts/analysis/..., which git ignores)
-          --dry-run            print the plan and the time estimate, run nothing
-          --no-report          do not run analysis/Report at the end
-          --no-install         never call apt-get (wrk, nginx, HAProxy and jq are run-local.sh's to install)
-          --fallback           pass --fallback to run-local.sh (run the job scripts directly even where crank is installed)
-        Output: DIR/<point>/r<round>/ (run-local.sh's JSON, run.json, machine.txt, logs/), DIR/sitting.json (every run,
-        run.json and sweep.json folded by analysis/aggregate.sh; `analysis/aggregate.sh --prune DIR` leaves only it before a
-        sitting is committed), DIR/sweep.json (machine, commit, plan, every command), DIR/machine.txt, DIR/sweep.log, and
-        DIR/report.md + PNG charts.
-        Exit status: 0 when every run succeeded, 1 when some failed or were cut by the budget, 2 on bad usage.
-        """;
 }

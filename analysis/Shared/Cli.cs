@@ -134,6 +134,15 @@ internal static class Cli
         return option;
     }
 
+    /// <summary>Adds <paramref name="message"/> as the option's error unless <paramref name="ok"/> (or the value is the default).</summary>
+    public static void AddErrorUnless(this OptionResult result, bool ok, string message)
+    {
+        if (!ok && !result.Implicit)
+        {
+            result.AddError(message);
+        }
+    }
+
     /// <summary>"a, b or c".</summary>
     public static string Words(string[] w) => w.Length == 1 ? w[0] : string.Join(", ", w[..^1]) + " or " + w[^1];
 }

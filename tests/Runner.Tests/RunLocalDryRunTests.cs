@@ -115,15 +115,32 @@ public sealed class SweepDryRunTests
     }
 
     [Theory]
-    [InlineData("--rounds x", "sweep: --rounds needs a whole number, got 'x'")]
-    [InlineData("--bogus", "sweep: unknown option --bogus (--help)")]
-    [InlineData("--connections 1,,2", "sweep: --connections needs a comma-separated list of whole numbers, got '1,,2'")]
-    [InlineData("--pin --pin-proxy", "sweep: --pin and --pin-proxy exclude each other")]
+    [InlineData("--rounds x", "sweep: --rounds needs a whole number >= 1, got 'x' (see --help)")]
+    [InlineData("--budget-minutes 0", "sweep: --budget-minutes needs a whole number >= 1, got '0' (see --help)")]
+    [InlineData("--bogus", "sweep: unknown option --bogus (see --help)")]
+    [InlineData("--connections 1,,2", "sweep: --connections needs a comma-separated list of whole numbers, got '1,,2' (see --help)")]
+    [InlineData("--sizes x", "sweep: --sizes needs a comma-separated list of whole numbers, got 'x' (see --help)")]
+    [InlineData("--ports 1", "sweep: --ports needs P,Q (see --help)")]
+    [InlineData("--origin apache", "sweep: --origin must be downstream or nginx, not 'apache' (see --help)")]
+    [InlineData("--pin --pin-proxy", "sweep: --pin and --pin-proxy exclude each other (see --help)")]
+    [InlineData("--pgo --no-pgo", "sweep: --pgo and --no-pgo exclude each other (see --help)")]
     public void ARefusedOptionIsOneLineAndExit2(string args, string message)
     {
         var (code, output) = ConsoleCapture.Sweep(args.Split(' '));
         Assert.Equal(2, code);
         Assert.Equal(message + "\n", output);
+    }
+
+    [Fact]
+    public void OptionsReachThePlanAndRunLocal()
+    {
+        var o = Sweep.Parse(["--headers", "browser", "--request-body-size", "5", "--ports", "9000,9001", "--sizes", "", "--pin-proxy", "--no-pgo", "yarp"]);
+        Assert.Equal(["--headers", "browser", "--request-body-size", "5"], o.MatrixArgs);
+        Assert.Equal((9000, 9001, "none", "--pin-proxy", false), (o.ProxyPort, o.OriginPort, o.Sizes, o.Pin, o.Pgo));
+        Assert.Equal(["yarp"], o.Scenarios);
+        var defaults = Sweep.Parse([]);
+        Assert.Equal((18080, 18081, 64, null, null), (defaults.ProxyPort, defaults.OriginPort, defaults.BaseConnections, defaults.Rounds, defaults.Pgo));
+        Assert.Empty(defaults.MatrixArgs);
     }
 
     private static string Unstamped(string output) => output.Replace("[sweep HH:MM:SS +0s] ", "", StringComparison.Ordinal);
