@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.Globalization;
 using System.Numerics;
 using System.Text.Json.Nodes;
@@ -5,15 +6,13 @@ using System.Text.RegularExpressions;
 
 namespace LLRP.Runner;
 
-/// <summary>`crank/run-local.sh fixed-rate`'s options.</summary>
+/// <summary>`crank/run-local.sh fixed-rate`'s options (FixedRateStudy declares each one and its default).</summary>
 internal sealed class FixedRateOptions
 {
-    // dpbench's shares: from light load to just below saturation, where a proxy's tail shows first.
-    public string Percents = "25,50,75,90";
+    public string Percents = "", MaxFrom = "", Out = "";
     public long? MaxRps;
-    public string MaxFrom = "", Out = "";
-    public bool Report = true, Help;
-    public readonly List<string> Pass = [];
+    public bool Report, Help;
+    public List<string> Pass = [];
     public readonly List<string> Scenarios = [];
 }
 
@@ -30,41 +29,53 @@ internal static partial class FixedRateStudy
     private const int MinShare = 1, MaxShare = 200;
 
     public static int Run(IReadOnlyList<string> args, string root, LevelHooks? hooks = null) =>
-        Levels.Study("fixedrate", HelpText, () => Parse(args), o => o.Help, o => Execute(o, args, root, hooks ?? LevelHooks.For(root)));
+        Levels.Study("fixedrate", Command, () => Parse(args), o => o.Help, o => Execute(o, args, root, hooks ?? LevelHooks.For(root)));
+
+    private static readonly Binder<FixedRateOptions> B = new();
+    private static readonly Argument<string[]> ScenarioArgument = new("SCENARIO")
+    {
+        Arity = ArgumentArity.ZeroOrMore,
+        Description = $"default: {string.Join(' ', DefaultScenarios)}",
+    };
+
+    internal static readonly Command Command = Cli.Command("fixed-rate", """
+        crank/run-local.sh fixed-rate: open-loop latency at shares of a measured maximum, crank/run-local.sh --load fixedrate at each share of the best peer's
+        maximum requests/s (the method of dpbench: latency at a share of the maximum load, beside direct at the same offered
+        load), then the report (analysis/Report --fixed-rate: fixedrate.md with the table and the charts of latency against
+        offered load). Give the maximum: --max-rps N or --max-from DIR. run-local.sh's options go to each of its calls as
+        given; the shares run one after another, each in its own run-local.sh call (its rounds interleave the scenarios) and
+        results folder, as analysis/sweep.sh keeps its points.
+        Exit status: 0 every run succeeded; 1 a run failed; 2 bad usage.
+        """,
+        [
+            ScenarioArgument,
+            B.Bind(Cli.OptionalInt("--max-rps", "the maximum the shares are taken of, in requests/s", min: 1), (o, v) => o.MaxRps = v),
+            B.Bind(Cli.Text("--max-from", "", "take the maximum from closed-loop runs: a run-local.sh results folder (or a sweep point's round folder) " +
+                "with nginx and/or haproxy wrk runs; the higher of their median http/rps/mean there, \"the best peer's measured maximum\" " +
+                "(fixed-rate runs there are left out: they answer what they were offered). Measure it at the same connections, sizes, " +
+                "headers, proxy threads and pinning as the fixed-rate runs", "DIR", v => Directory.Exists(v) ? null : "--max-from needs a results folder"),
+                (o, v) => o.MaxFrom = v),
+            // dpbench's shares: from light load to just below saturation, where a proxy's tail shows first.
+            B.Bind(Cli.Text("--percents", "25,50,75,90", "comma-separated shares in percent, run from the lowest up", "LIST",
+                v => PercentList().IsMatch(v) ? null : "--percents needs a comma-separated list of whole numbers"), (o, v) => o.Percents = v),
+            B.Bind(Cli.Text("--out", "", "results (default artifacts/crank/fixedrate-<date>-<time>): DIR/p<percent>/ is one run-local.sh folder per " +
+                "share, DIR/fixedrate.json the plan, DIR/fixedrate.md + PNGs the report", "DIR", Cli.NonEmpty("--out", "a folder")), (o, v) => o.Out = v),
+            B.Bind(Cli.Flag("--no-report", "do not write the report"), (o, v) => o.Report = !v),
+            .. Levels.RunLocalOptions(["--no-report"], "", "--load", "--rate", "--json-dir"),
+        ]);
 
     internal static FixedRateOptions Parse(IReadOnlyList<string> args)
     {
-        var o = new FixedRateOptions();
-        for (var i = 0; i < args.Count; i++)
+        if (Cli.Parse(Command, args) is not { } parsed)
         {
-            var a = args[i];
-            string Next() => i + 1 < args.Count ? args[++i] : "";
-            switch (a)
-            {
-                case "--max-rps":
-                    var n = Next();
-                    o.MaxRps = Digits().IsMatch(n) && long.TryParse(n, NumberStyles.None, CultureInfo.InvariantCulture, out var max) && max >= 1
-                        ? max : throw new UsageException("--max-rps needs a whole number >= 1");
-                    break;
-                case "--max-from":
-                    var dir = Next();
-                    o.MaxFrom = dir.Length > 0 && Directory.Exists(dir) ? dir : throw new UsageException("--max-from needs a results folder");
-                    break;
-                case "--percents":
-                    var list = Next();
-                    o.Percents = PercentList().IsMatch(list) ? list : throw new UsageException("--percents needs a comma-separated list of whole numbers");
-                    break;
-                case "--out":
-                    var @out = Next();
-                    o.Out = @out.Length > 0 ? @out : throw new UsageException("--out needs a folder");
-                    break;
-                case "--no-report": o.Report = false; break;
-                case "--load" or "--rate" or "--json-dir": throw new UsageException($"{a} is set by this script");
-                case "-h" or "--help": o.Help = true; return o;
-                default:
-                    (All.Contains(a) ? o.Scenarios : o.Pass).Add(a);
-                    break;
-            }
+            return new FixedRateOptions { Help = true };
+        }
+        var o = B.Apply(new FixedRateOptions(), parsed);
+        o.Pass = Levels.Passed(parsed);
+        foreach (var a in parsed.GetValue(ScenarioArgument) ?? [])
+        {
+            // A word that is none of these goes to run-local as given (a scenario only run when named, such as caddy).
+            (a.StartsWith('-') ? throw new UsageException($"unknown option {a}") : All.Contains(a) ? o.Scenarios : o.Pass).Add(a);
         }
         if (o.MaxRps is null && o.MaxFrom.Length == 0)
         {
@@ -187,35 +198,6 @@ internal static partial class FixedRateStudy
         return rc;
     }
 
-    [GeneratedRegex("^[0-9]+$")]
-    private static partial Regex Digits();
-
     [GeneratedRegex("^[0-9]+(,[0-9]+)*$")]
     private static partial Regex PercentList();
-
-    internal const string HelpText = """
-        Open-loop latency at shares of a measured maximum: crank/run-local.sh --load fixedrate at 25, 50, 75 and 90 % of the
-        best peer's maximum requests/s, for direct, llrp-llhttp, nginx, haproxy and full YARP (the method of dpbench: latency
-        at a share of the maximum load, beside direct at the same offered load), then the report (analysis/Report
-        --fixed-rate: fixedrate.md with the table and the charts of latency against offered load).
-
-        usage: crank/run-local.sh fixed-rate (--max-rps N | --max-from DIR) [--percents LIST] [--out DIR] [--no-report]
-                                             [run-local.sh options...] [SCENARIO...]
-          --max-rps N      the maximum the shares are taken of, in requests/s
-          --max-from DIR   take it from closed-loop runs: a run-local.sh results folder (or a sweep point's round folder)
-                           with nginx and/or haproxy closed-loop (wrk) runs; the maximum is the higher of their median
-                           http/rps/mean there, "the best peer's measured maximum" (fixed-rate runs there are left out:
-                           they answer what they were offered). Measure it at the same connections, sizes, headers, proxy
-                           threads and pinning as the fixed-rate runs.
-          --percents LIST  comma-separated shares in percent (default 25,50,75,90), run from the lowest up
-          --out DIR        results (default artifacts/crank/fixedrate-<date>-<time>): DIR/p<percent>/ is one run-local.sh
-                           folder per share, DIR/fixedrate.json the plan, DIR/fixedrate.md + PNGs the report
-          SCENARIO         default: direct llrp-llhttp nginx haproxy yarp
-        Every other option goes to each run-local.sh call as given (--rounds, --warmup, --duration, --connections,
-        --proxy-threads, --pin-proxy, --response-size, --request-body-size, --headers, ports, ...). The shares run one after
-        another, each in its own run-local.sh call (its rounds interleave the scenarios); one call per share keeps each
-        share's results in its own folder, as analysis/sweep.sh keeps its points.
-        Exit status: 0 every run succeeded; 1 a run failed; 2 bad usage.
-
-        """;
 }

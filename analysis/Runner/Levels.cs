@@ -1,3 +1,6 @@
+using System.CommandLine;
+using System.CommandLine.Help;
+using System.CommandLine.Parsing;
 using System.Globalization;
 using System.Text.Encodings.Web;
 using System.Text.Json;
@@ -46,14 +49,14 @@ internal static class Levels
 
     /// <summary>A study's entry: its options parsed, then its help or the study; a usage error is one line naming the
     /// study and exit status 2.</summary>
-    public static int Study<T>(string who, string helpText, Func<T> parse, Func<T, bool> help, Func<T, int> execute)
+    public static int Study<T>(string who, Command command, Func<T> parse, Func<T, bool> help, Func<T, int> execute)
     {
         try
         {
             var o = parse();
             if (help(o))
             {
-                Console.Out.Write(helpText);
+                Cli.WriteHelp(command);
                 return 0;
             }
             return execute(o);
@@ -64,6 +67,21 @@ internal static class Levels
             return 2;
         }
     }
+
+    /// <summary>run-local's options, which a study passes on to each call, except the study's <paramref name="own"/>
+    /// and <paramref name="setHere"/>, refused with "OPTION is set by this script<paramref name="why"/>".</summary>
+    public static IEnumerable<Symbol> RunLocalOptions(string[] own, string why, params string[] setHere) =>
+        OptionParser.Command.Options.Where(o => o is not HelpOption && !setHere.Contains(o.Name) && !own.Contains(o.Name))
+            .Concat(setHere.Select(n => Cli.Refused(n, $"{n} is set by this script{why}")));
+
+    /// <summary>The run-local options given on the study's command line, as run-local's words, in their order there.</summary>
+    public static List<string> Passed(ParseResult parsed) =>
+    [
+        .. OptionParser.Command.Options.Select(parsed.GetResult).OfType<OptionResult>()
+            .Where(r => r is { Implicit: false, IdentifierToken: not null } && r.Option.Parents.Contains(parsed.CommandResult.Command))
+            .OrderBy(r => parsed.Tokens.ToList().IndexOf(r.IdentifierToken!))
+            .SelectMany(r => r.Option.Arity.MaximumNumberOfValues == 0 ? [r.Option.Name] : r.Tokens.SelectMany(t => new[] { r.Option.Name, t.Value })),
+    ];
 
     /// <summary>The report on <paramref name="dir"/>: its line, or the failure with report.log's last lines; 0 or 1.</summary>
     public static int Report(LevelHooks hooks, string who, string flag, string dir, string markdown)

@@ -1,23 +1,17 @@
+using System.CommandLine;
 using System.Globalization;
 using System.Text.Json.Nodes;
 using System.Text.RegularExpressions;
 
 namespace LLRP.Runner;
 
-/// <summary>`crank/run-local.sh stepped`'s options.</summary>
+/// <summary>`crank/run-local.sh stepped`'s options (SteppedStudy declares each one and its default).</summary>
 internal sealed class SteppedOptions
 {
-    // 2000 and 2000: on the 2-core box with the proxy on a core of its own, full YARP over h2 and TLS is expected to fail
-    // within the first few steps and nginx within twenty, so the curves have points below each knee. 30 steps: up to
-    // 60,000 requests/s by default.
-    public long Start = 2000, Step = 2000, Steps = 30;
-    // 95 %: h2load's rate control lands a few percent off the offered rate on a step the proxy keeps up with, as in the
-    // saturation ramp. 100 %: any failed request is a failure, as maxErrors 0 makes it for every other run here. Kept as
-    // given: the log line repeats the text, stepped.json the number.
-    public string FailAchieved = "95", FailAvailability = "100";
-    public string Out = "";
-    public bool Report = true, Help;
-    public readonly List<string> Pass = [];
+    public long Start, Step, Steps;
+    public string FailAchieved = "", FailAvailability = "", Out = "";
+    public bool Report, Help;
+    public List<string> Pass = [];
     public readonly List<string> Scenarios = [];
 }
 
@@ -30,75 +24,82 @@ internal static partial class SteppedStudy
     private static readonly string[] All =
         ["direct", "nginx", "haproxy", "llrp-llhttp", "llrp-httpclient", "llrp-httpclientwithcontext", "llrp-yarp", "httpclientproxy", "yarp", "llrp-kestrel-h1"];
     private static readonly string[] DefaultScenarios = ["nginx", "haproxy", "llrp-llhttp", "yarp"];
-    // run-local's options that take no value; every other option takes the next word.
-    private static readonly string[] RunLocalFlags = ["--pin-proxy", "--pin", "--shared", "--own-sessions", "--pgo", "--nopgo", "--fallback", "--no-install"];
     // The errors a step may have and still be recorded as a run (run-local's maxErrors, 0 by default, would fail it): a
     // billion is beyond any step's request count. This study judges the steps.
     private const long StepMaxErrors = 1_000_000_000;
     private const int MaxSteps = 60;
 
     public static int Run(IReadOnlyList<string> args, string root, LevelHooks? hooks = null) =>
-        Levels.Study("stepped", HelpText, () => Parse(args), o => o.Help, o => Execute(o, args, root, hooks ?? LevelHooks.For(root)));
+        Levels.Study("stepped", Command, () => Parse(args), o => o.Help, o => Execute(o, args, root, hooks ?? LevelHooks.For(root)));
+
+    private static readonly Binder<SteppedOptions> B = new();
+    private static readonly Argument<string[]> ScenarioArgument = new("SCENARIO")
+    {
+        Arity = ArgumentArity.ZeroOrMore,
+        Description = $"default: {string.Join(' ', DefaultScenarios)}",
+    };
+
+    private static Option<string> Percent(string name, string @default, string description) => Cli.Text(name, @default, description, "P",
+        v => Decimal().IsMatch(v) && double.Parse(v, CultureInfo.InvariantCulture) is > 0 and <= 100 ? null : $"{name} needs a percentage above 0, at most 100");
+
+    internal static readonly Command Command = Cli.Command("stepped", """
+        crank/run-local.sh stepped: the nginx-vs-Pingora style comparison as a scenario: HTTP/2 over TLS to the proxy (ALPN h2, the run's self-signed
+        certificate), HTTP/1.1 to the origin, X-Forwarded-For on in every proxy, and the offered load stepped up until each
+        proxy fails; at each step p99 latency, availability (non-2xx answers and errors), the proxy's CPU and its resident
+        memory. Then the report (analysis/Report --stepped: stepped.md and a chart of each figure against the offered load).
+
+        How the load steps: open loop, h2load --rps (crank/h2load-job.sh --rate), the same offered requests/s for every proxy
+        at a step. Steps of connections (closed loop) were the other choice and were not taken: a closed loop offers each
+        proxy only what it answers, so its x axis would be a different load per proxy, and it never fails by overload, it
+        slows down. An open loop puts every proxy at the same load, and past its capacity the achieved rate falls behind the
+        offered one and the latency grows without bound: the failure the comparison looks for. HTTP/2 keeps the loop open
+        while fewer than --streams requests are in flight on a connection (h2load-job.sh says more).
+
+        Each step is one crank/run-local.sh call with every proxy still standing (its rounds interleave them, each run starts
+        its proxy afresh with its warm-up, and /proc sampling gives the CPU and memory of the measured window). A proxy
+        fails a step when, in the median of its runs there, its achieved rate of 2xx answers is below --fail-achieved % of the
+        offered rate, or its availability is below --fail-availability %, or no run of it succeeded; it is not offered the
+        next steps. The steps end when every proxy has failed, or after --steps.
+
+        run-local.sh's options go to each call as given. Set here, before them (so a later one wins): --rounds 1 --warmup 10
+        --duration 10 --steady-retries 0 (an overloaded proxy is not steady, and a retry would not make it so). Fixed here:
+        --load h2load --server-scheme https, X-Forwarded-For (HAPROXY_FORWARDFOR; the others always send it), and maxErrors
+        high enough that a step with errors is recorded rather than failed: this study judges the steps.
+        Exit status: 0 every step ran (whatever the proxies did in it); 1 a run-local.sh call or the report failed; 2 bad usage.
+        """,
+        [
+            ScenarioArgument,
+            // 2000 and 2000: on the 2-core box with the proxy on a core of its own, full YARP over h2 and TLS is expected
+            // to fail within the first few steps and nginx within twenty, so the curves have points below each knee.
+            B.Bind(Cli.Int("--start", 2000, "the first offered rate, requests/s over all connections", min: 1, helpName: "R"), (o, v) => o.Start = v),
+            B.Bind(Cli.Int("--step", 2000, "the increment of the offered rate", min: 1, helpName: "R"), (o, v) => o.Step = v),
+            // 30 steps: up to 60,000 requests/s by default.
+            B.Bind(Cli.Int("--steps", 30, $"at most N steps (at most {MaxSteps})", min: 1, max: MaxSteps), (o, v) => o.Steps = v),
+            // 95 %: h2load's rate control lands a few percent off the offered rate on a step the proxy keeps up with, as in
+            // the saturation ramp. 100 %: any failed request is a failure, as maxErrors 0 makes it for every other run
+            // here. Kept as given: the log line repeats the text, stepped.json the number.
+            B.Bind(Percent("--fail-achieved", "95", "a step fails below P % of the offered rate achieved"), (o, v) => o.FailAchieved = v),
+            B.Bind(Percent("--fail-availability", "100", "a step fails below P % of requests answered 2xx or 3xx"), (o, v) => o.FailAvailability = v),
+            B.Bind(Cli.Text("--out", "", "results (default artifacts/crank/stepped-<date>-<time>): DIR/s<rate>/ is one run-local.sh folder per step, " +
+                "DIR/stepped.json the plan and each proxy's failing step, DIR/stepped.md + PNGs the report", "DIR", Cli.NonEmpty("--out", "a folder")),
+                (o, v) => o.Out = v),
+            B.Bind(Cli.Flag("--no-report", "do not write the report"), (o, v) => o.Report = !v),
+            .. Levels.RunLocalOptions(["--no-report"], " (or has no meaning per step)", "--load", "--rate", "--json-dir", "--server-scheme", "--dry-run"),
+        ]);
 
     internal static SteppedOptions Parse(IReadOnlyList<string> args)
     {
-        var o = new SteppedOptions();
-        for (var i = 0; i < args.Count; i++)
+        if (Cli.Parse(Command, args) is not { } parsed)
         {
-            var a = args[i];
-            string Next() => i + 1 < args.Count ? args[++i] : "";
-            long Whole()
-            {
-                var v = Next();
-                return Digits().IsMatch(v) && long.TryParse(v, NumberStyles.None, CultureInfo.InvariantCulture, out var n) && n >= 1
-                    ? n : throw new UsageException($"{a} needs a whole number >= 1");
-            }
-            string Percent()
-            {
-                var v = Next();
-                return Decimal().IsMatch(v) && double.Parse(v, CultureInfo.InvariantCulture) is > 0 and <= 100
-                    ? v : throw new UsageException($"{a} needs a percentage above 0, at most 100");
-            }
-            switch (a)
-            {
-                case "--start": o.Start = Whole(); break;
-                case "--step": o.Step = Whole(); break;
-                case "--steps":
-                    o.Steps = Whole();
-                    if (o.Steps > MaxSteps)
-                    {
-                        throw new UsageException($"--steps: at most {MaxSteps}");
-                    }
-                    break;
-                case "--fail-achieved": o.FailAchieved = Percent(); break;
-                case "--fail-availability": o.FailAvailability = Percent(); break;
-                case "--out":
-                    var dir = Next();
-                    o.Out = dir.Length > 0 ? dir : throw new UsageException("--out needs a folder");
-                    break;
-                case "--no-report": o.Report = false; break;
-                case "--load" or "--rate" or "--json-dir" or "--server-scheme" or "--dry-run":
-                    throw new UsageException($"{a} is set by this script (or has no meaning per step)");
-                case "-h" or "--help": o.Help = true; return o;
-                default:
-                    if (RunLocalFlags.Contains(a))
-                    {
-                        o.Pass.Add(a);
-                    }
-                    else if (a.StartsWith('-'))
-                    {
-                        o.Pass.AddRange([a, i + 1 < args.Count ? args[++i] : throw new UsageException($"{a} needs a value")]);
-                    }
-                    else if (!All.Contains(a))
-                    {
-                        throw new UsageException($"unknown scenario '{a}' ({string.Join(' ', All)})");
-                    }
-                    else
-                    {
-                        o.Scenarios.Add(a != "direct" ? a : throw new UsageException("direct has no place here: the origin speaks HTTP/1.1"));
-                    }
-                    break;
-            }
+            return new SteppedOptions { Help = true };
+        }
+        var o = B.Apply(new SteppedOptions(), parsed);
+        o.Pass = Levels.Passed(parsed);
+        foreach (var a in parsed.GetValue(ScenarioArgument) ?? [])
+        {
+            o.Scenarios.Add(a.StartsWith('-') ? throw new UsageException($"unknown option {a}")
+                : !All.Contains(a) ? throw new UsageException($"unknown scenario '{a}' ({string.Join(' ', All)})")
+                : a != "direct" ? a : throw new UsageException("direct has no place here: the origin speaks HTTP/1.1"));
         }
         if (o.Scenarios.Count == 0)
         {
@@ -226,52 +227,6 @@ internal static partial class SteppedStudy
         return rc;
     }
 
-    [GeneratedRegex("^[0-9]+$")]
-    private static partial Regex Digits();
-
     [GeneratedRegex(@"^[0-9]+(\.[0-9]+)?$")]
     private static partial Regex Decimal();
-
-    internal const string HelpText = """
-        The nginx-vs-Pingora style comparison as a scenario: HTTP/2 over TLS to the proxy (ALPN h2, the run's self-signed
-        certificate), HTTP/1.1 to the origin, X-Forwarded-For on in every proxy, and the offered load stepped up until each
-        proxy fails; at each step p99 latency, availability (non-2xx answers and errors), the proxy's CPU and its resident
-        memory, for nginx, HAProxy, llrp-llhttp and full YARP. Then the report (analysis/Report --stepped: stepped.md and a
-        chart of each figure against the offered load).
-
-        How the load steps: open loop, h2load --rps (crank/h2load-job.sh --rate), the same offered requests/s for every proxy
-        at a step. Steps of connections (closed loop) were the other choice and were not taken: a closed loop offers each
-        proxy only what it answers, so its x axis would be a different load per proxy, and it never fails by overload, it
-        slows down. An open loop puts every proxy at the same load, and past its capacity the achieved rate falls behind the
-        offered one and the latency grows without bound: the failure the comparison looks for. HTTP/2 keeps the loop open
-        while fewer than --streams requests are in flight on a connection (h2load-job.sh says more).
-
-        Each step is one crank/run-local.sh call with every proxy still standing (its rounds interleave them, each run starts
-        its proxy afresh with its warm-up, and /proc sampling gives the CPU and memory of the measured window). A proxy
-        fails a step when, in the median of its runs there, its achieved rate of 2xx answers is below --fail-achieved % of the
-        offered rate, or its availability is below --fail-availability %, or no run of it succeeded; it is not offered the
-        next steps. The steps end when every proxy has failed, or after --steps.
-
-        usage: crank/run-local.sh stepped [--start R] [--step R] [--steps N] [--fail-achieved P] [--fail-availability P]
-                                          [--out DIR] [--no-report] [run-local.sh options...] [SCENARIO...]
-          --start R, --step R   the first offered rate and the increment, requests/s over all connections (default 2000,
-                           2000: on the 2-core box with the proxy on a core of its own, full YARP over h2 and TLS is expected
-                           to fail within the first few steps and nginx within twenty, so the curves have points below each
-                           knee)
-          --steps N        at most N steps (default 30, up to 60,000 requests/s by default; at most 60)
-          --fail-achieved P     a step fails below P % of the offered rate achieved (default 95: h2load's rate control lands
-                           a few percent off the offered rate on a step the proxy keeps up with, as in the saturation ramp)
-          --fail-availability P a step fails below P % of requests answered 2xx or 3xx (default 100: any failed request is a
-                           failure, as maxErrors 0 makes it for every other run here)
-          --out DIR        results (default artifacts/crank/stepped-<date>-<time>): DIR/s<rate>/ is one run-local.sh folder per
-                           step, DIR/stepped.json the plan and each proxy's failing step, DIR/stepped.md + PNGs the report
-          SCENARIO         default: nginx haproxy llrp-llhttp yarp
-        Every other option goes to each run-local.sh call as given (--rounds, --warmup, --duration, --connections, --streams,
-        --protocols, --pin-proxy, --response-size, ports...). Set here, before them (so a later one wins): --rounds 1
-        --warmup 10 --duration 10 --steady-retries 0 (an overloaded proxy is not steady, and a retry would not make it so).
-        Fixed here: --load h2load --server-scheme https, X-Forwarded-For (HAPROXY_FORWARDFOR; the others always send it), and
-        maxErrors high enough that a step with errors is recorded rather than failed: this script judges the steps.
-        Exit status: 0 every step ran (whatever the proxies did in it); 1 a run-local.sh call or the report failed; 2 bad usage.
-
-        """;
 }

@@ -71,22 +71,24 @@ internal static class Cli
 
     public static bool Given(this ParseResult result, Option option) => result.GetResult(option) is { Implicit: false };
 
-    /// <summary>A whole number (digits only), at least <paramref name="min"/>.</summary>
-    public static Option<int> Int(string name, int @default, string description, int min = 0, string helpName = "N") =>
-        new(name) { Description = description, HelpName = helpName, DefaultValueFactory = _ => @default, CustomParser = r => Whole(r, name, min) ?? 0 };
+    /// <summary>A whole number (digits only), <paramref name="min"/> to <paramref name="max"/>.</summary>
+    public static Option<int> Int(string name, int @default, string description, int min = 0, string helpName = "N", int max = int.MaxValue) =>
+        new(name) { Description = description, HelpName = helpName, DefaultValueFactory = _ => @default, CustomParser = r => Whole(r, name, min, max) ?? 0 };
 
     /// <summary>A whole number without a default (null when not given).</summary>
     public static Option<int?> OptionalInt(string name, string description, int min = 0, string helpName = "N") =>
         new(name) { Description = description, HelpName = helpName, CustomParser = r => Whole(r, name, min) };
 
-    private static int? Whole(ArgumentResult r, string name, int min)
+    private static int? Whole(ArgumentResult r, string name, int min, int max = int.MaxValue)
     {
         var text = r.Tokens.Count > 0 ? r.Tokens[0].Value : "";
-        if (text.Length > 0 && text.All(char.IsAsciiDigit) && int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var n) && n >= min)
+        var n = 0;
+        var whole = text.Length > 0 && text.All(char.IsAsciiDigit) && int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out n);
+        if (whole && n >= min && n <= max)
         {
             return n;
         }
-        r.AddError($"{name} needs a whole number{(min > 0 ? $" >= {min}" : "")}, got '{text}'");
+        r.AddError(whole && n > max ? $"{name}: at most {max}" : $"{name} needs a whole number{(min > 0 ? $" >= {min}" : "")}, got '{text}'");
         return null;
     }
 
