@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.InteropServices;
@@ -10,7 +11,6 @@ namespace LLRP.Runner;
 /// lock for itself, so other loads on a shared machine can run between runs, never during one.</summary>
 internal static class AbOptions
 {
-    private const string Usage = "usage: analysis/ab-options.sh [--summary] OUT_DIR NAME='K=V ...'...";
 
     private static string Env(string name, string fallback) =>
         Environment.GetEnvironmentVariable(name) is { Length: > 0 } v ? v : fallback;
@@ -18,41 +18,60 @@ internal static class AbOptions
     private static int EnvInt(string name, int fallback) =>
         int.TryParse(Environment.GetEnvironmentVariable(name), NumberStyles.None, CultureInfo.InvariantCulture, out var v) ? v : fallback;
 
-    public static int Run(IReadOnlyList<string> args, string root)
+    private static readonly Option<bool> SummaryOnly =
+        Cli.Flag("--summary", "run nothing: write OUT_DIR/summary.tsv again from the runs already there (ROUNDS as when they ran)");
+    private static readonly Argument<string> OutDir = new("OUT_DIR") { Arity = ArgumentArity.ZeroOrOne, Description = "the results folder" };
+    private static readonly Argument<string[]> Configs = new("NAME=K=V...")
     {
-        if (args.Count > 0 && args[0] == "--run")
+        Arity = ArgumentArity.ZeroOrMore,
+        Description = "a configuration: NAME='K=V K=V', its extra environment for the proxy ('' = the defaults); a word LLRP_DIR=PATH runs " +
+            "that published build instead of the shared one, so two commits can be compared in one sitting; a word CLIENT=NAME runs that " +
+            "forwarding variant (LLRP's --client; default llhttp)",
+    };
+
+    internal static readonly Command Command = Cli.Command("analysis/ab-options.sh", """
+        Interleaved A/B of llrp-llhttp configurations that differ only in the proxy's environment (LLRP options such as
+        inlineScheduling=true and runtime settings such as DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0): one published
+        build, fresh origin and proxy per run, rounds interleaved in the runner's order (round 1 runs A B C, round 2
+        A C B, round 3 C A B, ...). Each run takes the load lock for itself, so other loads on a shared machine can run
+        between runs, never during one.
+        Environment: ROUNDS (3), WARMUP_S (15), DURATION_S (10), CONNECTIONS (64), URL_PATH (/; Downstream answers
+        /?s=N with N body bytes), REQUEST_BODY_SIZE (0 = GET; N: a POST with an N-byte Content-Length body, as
+        run-local's --request-body-size), PROXY_PORT (9780), DS_PORT (9781), LLRP_DIR and DS_DIR (published builds; default:
+        published here into OUT_DIR/bin from this checkout), LOCK (/tmp/llrp-load.lock), LOCK_WAIT_S (900: a run
+        that cannot take the lock by then is skipped and reported).
+        Writes OUT_DIR/<NAME>.r<round>.{warmup,wrk,proc,origin,proxy,downstream}.txt and OUT_DIR/summary.tsv: per run
+        requests, RPS, proxy CPU us/request (utime+stime of every thread from /proc over the measured wrk run / wrk's
+        requests), the origin's CPU us/request over the same window (a control for the machine's speed during the run,
+        docs/methodology.md "The origin as a control"), voluntary and involuntary context switches per request, the
+        runtime's socket engine threads (".NET Sockets") and their share of the proxy's CPU, LLHttp's epoll engine threads
+        ("LLHttp epoll N": engineThreads when socketEngine=epoll), wrk's 99th percentile latency in ms; then the median
+        per configuration.
+        """, SummaryOnly, OutDir, Configs);
+
+    public static int Run(IReadOnlyList<string> args, string root) =>
+        // --run LABEL CONFIG: one run, as the sitting calls it again under the load lock.
+        args is ["--run", ..] ? (args.Count == 3 ? RunOne(args[1], args[2], root) : 2) : Cli.Run("ab-options", Command, args, p => Sitting(p, root));
+
+    private static int Sitting(ParseResult parsed, string root)
+    {
+        var summaryOnly = parsed.GetValue(SummaryOnly);
+        var outDir = parsed.GetValue(OutDir) ?? throw new UsageException("give OUT_DIR and at least one configuration NAME='K=V ...'");
+        var configs = parsed.GetValue(Configs) ?? [];
+        if (configs.Length == 0)
         {
-            return args.Count == 3 ? RunOne(args[1], args[2], root) : 2;
-        }
-        if (args.Count > 0 && args[0] is "-h" or "--help")
-        {
-            Console.Out.Write(Help + "\n");
-            return 0;
-        }
-        var summaryOnly = args.Count > 0 && args[0] == "--summary";
-        var rest = args.Skip(summaryOnly ? 1 : 0).ToList();
-        if (rest.Count == 0)
-        {
-            Console.Error.WriteLine($"ab-options: {Usage}");
-            return 2;
-        }
-        var configs = rest.Skip(1).ToList();
-        if (configs.Count == 0)
-        {
-            Console.Error.WriteLine("ab-options: name at least one configuration NAME='K=V ...'");
-            return 2;
+            throw new UsageException("name at least one configuration NAME='K=V ...'");
         }
         if (configs.FirstOrDefault(c => !c.Contains('=')) is { } bad)
         {
-            Console.Error.WriteLine($"ab-options: '{bad}' is not NAME='K=V ...'");
-            return 2;
+            throw new UsageException($"'{bad}' is not NAME='K=V ...'");
         }
         // Defaults: 3 rounds of 15 s warm-up + 10 s measured at 64 connections; ports away from run-local's; a run that
         // cannot take the load lock within 15 min is skipped and reported.
         var rounds = EnvInt("ROUNDS", 3);
         var (warmup, duration) = (EnvInt("WARMUP_S", 15), EnvInt("DURATION_S", 10));
         var (lockFile, lockWait) = (Env("LOCK", "/tmp/llrp-load.lock"), EnvInt("LOCK_WAIT_S", 900));
-        var output = Directory.CreateDirectory(rest[0]).FullName;
+        var output = Directory.CreateDirectory(outDir).FullName;
         var llrpDir = Env("LLRP_DIR", "");
         var dsDir = Env("DS_DIR", "");
         if (!summaryOnly && (llrpDir.Length == 0 || dsDir.Length == 0))
@@ -317,30 +336,4 @@ internal static class AbOptions
         }
         return s.ToString();
     }
-
-    private const string Help = """
-        usage: analysis/ab-options.sh [--summary] OUT_DIR NAME='K=V K=V' [NAME='...']...
-          Interleaved A/B of llrp-llhttp configurations that differ only in the proxy's environment (LLRP options such as
-          inlineScheduling=true and runtime settings such as DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0): one published
-          build, fresh origin and proxy per run, rounds interleaved in the runner's order (round 1 runs A B C, round 2
-          A C B, round 3 C A B, ...). Each run takes the load lock for itself, so other loads on a shared machine can run
-          between runs, never during one.
-          --summary  run nothing: write OUT_DIR/summary.tsv again from the runs already there (ROUNDS as when they ran)
-          NAME=''  the configuration's extra environment for the proxy ('' = the defaults); a word LLRP_DIR=PATH runs that
-                   published build instead of the shared one, so two commits can be compared in one sitting; a word
-                   CLIENT=NAME runs that forwarding variant (LLRP's --client; default llhttp)
-        Environment: ROUNDS (3), WARMUP_S (15), DURATION_S (10), CONNECTIONS (64), URL_PATH (/; Downstream answers
-          /?s=N with N body bytes), REQUEST_BODY_SIZE (0 = GET; N: a POST with an N-byte Content-Length body, as
-          run-local's --request-body-size), PROXY_PORT (9780), DS_PORT (9781), LLRP_DIR and DS_DIR (published builds; default:
-          published here into OUT_DIR/bin from this checkout), LOCK (/tmp/llrp-load.lock), LOCK_WAIT_S (900: a run
-          that cannot take the lock by then is skipped and reported).
-        Writes OUT_DIR/<NAME>.r<round>.{warmup,wrk,proc,origin,proxy,downstream}.txt and OUT_DIR/summary.tsv: per run
-        requests, RPS, proxy CPU us/request (utime+stime of every thread from /proc over the measured wrk run / wrk's
-        requests), the origin's CPU us/request over the same window (the same build serving the same requests in every
-        run: a control for the machine's speed during the run, docs/methodology.md "The origin as a control"),
-        voluntary and involuntary context switches per request, the number of the runtime's socket engine threads
-        (".NET Sockets") and their share of the proxy's CPU, the number of LLHttp's epoll engine threads ("LLHttp epoll
-        N": engineThreads when socketEngine=epoll), wrk's 99th percentile latency in ms; then the median per
-        configuration.
-        """;
 }

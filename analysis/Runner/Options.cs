@@ -247,8 +247,7 @@ internal static partial class OptionParser
         B.Apply(o, parsed);
         foreach (var a in parsed.GetValue(ScenarioArgument) ?? [])
         {
-            o.Scenarios.Add(a.StartsWith('-') ? throw new UsageException($"unknown option {a}")
-                : Options.AllScenarios.Contains(a) || Options.NamedScenarios.Contains(a) ? a
+            o.Scenarios.Add(Options.AllScenarios.Contains(a) || Options.NamedScenarios.Contains(a) ? a
                 : throw new UsageException($"unknown scenario '{a}' ({string.Join(' ', Options.AllScenarios.Concat(Options.NamedScenarios))})"));
         }
         Check(o);

@@ -97,8 +97,7 @@ internal static partial class SteppedStudy
         o.Pass = Levels.Passed(parsed);
         foreach (var a in parsed.GetValue(ScenarioArgument) ?? [])
         {
-            o.Scenarios.Add(a.StartsWith('-') ? throw new UsageException($"unknown option {a}")
-                : !All.Contains(a) ? throw new UsageException($"unknown scenario '{a}' ({string.Join(' ', All)})")
+            o.Scenarios.Add(!All.Contains(a) ? throw new UsageException($"unknown scenario '{a}' ({string.Join(' ', All)})")
                 : a != "direct" ? a : throw new UsageException("direct has no place here: the origin speaks HTTP/1.1"));
         }
         if (o.Scenarios.Count == 0)

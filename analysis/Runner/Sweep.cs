@@ -196,10 +196,7 @@ internal sealed partial class Sweep
             return new SweepOptions { Help = true };
         }
         var o = B.Apply(new SweepOptions(), parsed);
-        foreach (var a in parsed.GetValue(ScenarioArgument) ?? [])
-        {
-            o.Scenarios.Add(a.StartsWith('-') ? throw new UsageException($"unknown option {a}") : a);
-        }
+        o.Scenarios.AddRange(parsed.GetValue(ScenarioArgument) ?? []);
         return o;
     }
 

@@ -39,8 +39,12 @@ internal static class Cli
     public static ParseResult? Parse(Command command, IReadOnlyList<string> args)
     {
         var result = command.Parse(args, Config);
+        // An unknown option lands among the command's arguments (SCENARIO...) when they take any number of words.
+        var unknown = result.UnmatchedTokens.Concat(command.Arguments.SelectMany(a => result.GetResult(a)?.Tokens.Select(t => t.Value) ?? []))
+            .FirstOrDefault(t => t.StartsWith('-'));
         return result.Action is HelpAction ? null
-            : result.UnmatchedTokens is [var t, ..] ? throw new UsageException(t.StartsWith('-') ? $"unknown option {t}" : $"unexpected argument '{t}'")
+            : unknown is not null ? throw new UsageException($"unknown option {unknown}")
+            : result.UnmatchedTokens is [var t, ..] ? throw new UsageException($"unexpected argument '{t}'")
             : result.Errors.Count > 0 ? throw new UsageException(result.Errors[0].Message)
             : result;
     }
