@@ -29,31 +29,16 @@ namespace LLRP.Analysis;
 /// </summary>
 internal static partial class Aggregate
 {
-    public const string Usage = "aggregate: usage: analysis/aggregate.sh [--prune] DIR";
-
     private const string Machine = "machine.txt";
 
     // jq's tojson keeps non-ASCII text as it is: so does sitting.json, readable in a diff.
     private static readonly JsonSerializerOptions Compact = new() { Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
 
-    public static int Run(string[] args)
+    public static int Run(string dir, bool prune)
     {
-        if (args is ["-h" or "--help"])
-        {
-            Console.WriteLine(Usage);
-            return 0;
-        }
-        var prune = args is ["--prune", ..];
-        var rest = prune ? args[1..] : args;
-        if (rest is not [{ Length: > 0 } dir])
-        {
-            Console.Error.WriteLine(Usage);
-            return 2;
-        }
         if (!Directory.Exists(dir))
         {
-            Console.Error.WriteLine($"aggregate: {dir} is not a directory");
-            return 2;
+            throw new UsageException($"{dir} is not a directory");
         }
         try
         {

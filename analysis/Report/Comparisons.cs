@@ -22,17 +22,8 @@ internal static class Comparisons
     // The proxies in the order the tables list them (the published comparisons' subjects first).
     private static readonly string[] ProxyOrder = ["direct", "llrp-llhttp", "yarp", "nginx", "nginx-default", "haproxy"];
 
-    public const string Usage = "usage: Report --comparisons <results-dir> [--out <dir>] [--no-png]";
-
-    /// <summary>Report --comparisons DIR [--out DIR] [--no-png]: writes comparisons.md (and PNGs). Exit status as Program's.</summary>
-    public static int Run(string[] args)
-    {
-        var command = ReportCommand.Parse(args, Usage, allowPrintTable: false, out var usageExit);
-        if (command is null)
-        {
-            return usageExit;
-        }
-        return ReportCommand.Run(() =>
+    /// <summary>Report --comparisons DIR [--out DIR] [--no-png]: writes comparisons.md (and PNGs). Exit status as ReportCli's.</summary>
+    public static int Run(ReportCommand command) => ReportCommand.Run(() =>
         {
             var file = Path.Combine(command.ResultsDir, "comparisons.json");
             if (!File.Exists(file))
@@ -46,7 +37,6 @@ internal static class Comparisons
             File.WriteAllText(path, markdown);
             Console.WriteLine($"report: {runs.Count} comparison run(s) -> {path}");
         });
-    }
 
     public static (List<ComparisonRun> Runs, JsonElement? Run) Read(string file)
     {

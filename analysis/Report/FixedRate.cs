@@ -14,8 +14,6 @@ internal static class FixedRate
 {
     private static readonly CultureInfo Inv = CultureInfo.InvariantCulture;
 
-    public const string Usage = "usage: Report --fixed-rate <results-dir> [--out <dir>] [--no-png]";
-
     // direct first (the floor at the same offered load), then the proxies in the order.
     private static readonly string[] Order = ["direct", "llrp-llhttp", "nginx", "haproxy", "yarp"];
 
@@ -23,8 +21,8 @@ internal static class FixedRate
         [("http/latency/50", "p50"), ("http/latency/90", "p90"), ("http/latency/99", "p99"), ("http/latency/99.9", "p99.9"), ("http/latency/max", "max")];
 
     /// <summary>Report --fixed-rate DIR [--out DIR] [--no-png]: writes fixedrate.md (and PNGs). Exit status as Program's.</summary>
-    public static int Run(string[] args) =>
-        ReportCommand.RunStudy(args, Usage, "fixed-rate", "p<percent>/<scenario>.r<round>.json, as crank/run-local.sh fixed-rate writes", Read,
+    public static int Run(ReportCommand command) =>
+        ReportCommand.RunStudy(command, "fixed-rate", "p<percent>/<scenario>.r<round>.json, as crank/run-local.sh fixed-rate writes", Read,
             (runs, dir, outDir, png) => Build(runs, ReadPlan(dir), outDir, png));
 
     /// <summary>fixedrate.json (crank/run-local.sh fixed-rate): the maximum the rates come from, its source and the command.</summary>

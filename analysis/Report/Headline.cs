@@ -11,23 +11,12 @@ namespace LLRP.Analysis;
 /// </summary>
 internal static class Headline
 {
-    public const string Usage = "usage: Report --headline <sitting-dir>...  (prints the README's headline table as Markdown)";
-
     // A README headline stays short: more points than this belong in docs/results.md.
     public const int MaxRows = 10;
 
     private const string Proxy = "llrp-llhttp";
 
-    public static int Run(string[] dirs)
-    {
-        if (dirs.Length == 0 || dirs.Any(d => d.StartsWith('-')))
-        {
-            var help = dirs is ["-h" or "--help"];
-            (help ? Console.Out : Console.Error).WriteLine(Usage);
-            return help ? 0 : 2;
-        }
-        return ReportCommand.Run(() => Console.Write(Build(dirs.Select(Path.GetFullPath).ToList())));
-    }
+    public static int Run(IEnumerable<string> dirs) => ReportCommand.Run(() => Console.Write(Build(dirs.Select(Path.GetFullPath).ToList())));
 
     /// <summary>One row of the table: a default point of a sitting and llrp-llhttp's figures there.</summary>
     internal sealed record Row(string Point, int Rounds, double? Rps, double? Cpu, double? VsBest, string BestName, double? VsYarp, double? CpuVsYarp);

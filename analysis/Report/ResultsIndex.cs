@@ -11,8 +11,6 @@ namespace LLRP.Analysis;
 /// </summary>
 internal static partial class ResultsIndex
 {
-    public const string Usage = "usage: Report --index [--print]   (--print: write the rows to standard output, leave docs/results.md)";
-
     public const string Start = "<!-- index:start -->";
     public const string End = "<!-- index:end -->";
 
@@ -20,23 +18,8 @@ internal static partial class ResultsIndex
         "| sitting (UTC) | kind | commit | command | topology | per point, llrp-llhttp ÷ best of nginx/HAProxy (RPS) / ÷ full YARP (RPS) / full YARP ÷ llrp-llhttp (CPU), or the study |\n" +
         "|---|---|---|---|---|---|\n";
 
-    public static int Run(string[] args)
+    public static int Run(bool print)
     {
-        var print = false;
-        switch (args)
-        {
-            case []:
-                break;
-            case ["--print"]:
-                print = true;
-                break;
-            case ["-h" or "--help"]:
-                Console.WriteLine(Usage);
-                return 0;
-            default:
-                Console.Error.WriteLine($"results-index: {Usage}");
-                return 2;
-        }
         try
         {
             return Write(RepositoryRoot(), print);

@@ -14,8 +14,6 @@ internal static class Stepped
 {
     private static readonly CultureInfo Inv = CultureInfo.InvariantCulture;
 
-    public const string Usage = "usage: Report --stepped <results-dir> [--out <dir>] [--no-png]";
-
     // The peers first (nginx, HAProxy), then LLRP and full YARP.
     private static readonly string[] Order = ["nginx", "haproxy", "llrp-llhttp", "yarp"];
 
@@ -35,8 +33,8 @@ internal static class Stepped
     internal const string ProxyMemory = "application:benchmarks/working-set";
 
     /// <summary>Report --stepped DIR [--out DIR] [--no-png]: writes stepped.md (and PNGs). Exit status as Program's.</summary>
-    public static int Run(string[] args) =>
-        ReportCommand.RunStudy(args, Usage, "stepped", "s<rate>/<scenario>.r<round>.json with h2load's figures, as crank/run-local.sh stepped writes", Read,
+    public static int Run(ReportCommand command) =>
+        ReportCommand.RunStudy(command, "stepped", "s<rate>/<scenario>.r<round>.json with h2load's figures, as crank/run-local.sh stepped writes", Read,
             (runs, dir, outDir, png) => Build(runs, ReadPlan(dir), outDir, png));
 
     /// <summary>stepped.json (crank/run-local.sh stepped): the plan, the thresholds, the command and where each proxy failed.</summary>

@@ -8,47 +8,12 @@ namespace LLRP.Analysis;
 /// </summary>
 internal static class TlsLayerCommand
 {
-    public const string Usage = "usage: Report --tls-layer <dir http→http> <dir https→http> [<dir https→https>] --out <dir> [--no-png]";
-
     private static readonly (string Server, string Downstream)[] Expected =
         [(Point.Http, Point.Http), (Point.Https, Point.Http), (Point.Https, Point.Https)];
 
-    public static int Run(string[] args)
+    public static int Run(IEnumerable<string> given, string outDir, bool png)
     {
-        var dirs = new List<string>();
-        string? outDir = null;
-        var png = true;
-        for (var i = 0; i < args.Length; i++)
-        {
-            switch (args[i])
-            {
-                case "--out" when i + 1 < args.Length:
-                    outDir = args[++i];
-                    break;
-                case "--no-png":
-                    png = false;
-                    break;
-                case "-h" or "--help":
-                    Console.WriteLine(Usage);
-                    return 0;
-                case var a when a.StartsWith('-'):
-                    Console.Error.WriteLine($"report: unknown option {a}\n{Usage}");
-                    return 2;
-                default:
-                    dirs.Add(Path.GetFullPath(args[i]));
-                    break;
-            }
-        }
-        if (dirs.Count is < 2 or > 3)
-        {
-            Console.Error.WriteLine($"report: --tls-layer takes two or three results directories, not {dirs.Count}\n{Usage}");
-            return 2;
-        }
-        if (outDir is null)
-        {
-            Console.Error.WriteLine($"report: --tls-layer needs --out (the report spans several results directories)\n{Usage}");
-            return 2;
-        }
+        var dirs = given.Select(Path.GetFullPath).ToList();
         outDir = Path.GetFullPath(outDir);
         return ReportCommand.Run(() =>
         {
@@ -78,7 +43,7 @@ internal static class TlsLayerCommand
             if (wrong is not null)
             {
                 throw new ReportException($"{wrong.File}: ran {wrong.Point.Schemes}, but its directory is argument {i + 1} of --tls-layer, " +
-                    $"the {server} → {downstream} runs ({Usage["usage: ".Length..]})");
+                    $"the {server} → {downstream} runs (--tls-layer <dir http→http> <dir https→http> [<dir https→https>])");
             }
             runs.AddRange(dirRuns);
             metas.AddRange(dirMetas);

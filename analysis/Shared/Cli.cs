@@ -18,10 +18,12 @@ internal static class Cli
     // No response files: a value such as "@host" stays a value, as it was for the hand-written parsers.
     private static readonly ParserConfiguration Config = new() { ResponseFileTokenReplacer = null };
 
-    /// <summary>A command whose only built-in option is --help (no --version, no directives).</summary>
+    /// <summary>A command whose only built-in option is --help (no --version, no directives). Its action does nothing:
+    /// the caller acts on the parse result (a command with subcommands and no action would be refused).</summary>
     public static Command Command(string name, string description, params IEnumerable<Symbol> symbols)
     {
         var command = new Command(name, description) { new HelpOption() };
+        command.SetAction(_ => 0);
         foreach (var symbol in symbols)
         {
             switch (symbol)
@@ -40,7 +42,8 @@ internal static class Cli
     {
         var result = command.Parse(args, Config);
         // An unknown option lands among the command's arguments (SCENARIO...) when they take any number of words.
-        var unknown = result.UnmatchedTokens.Concat(command.Arguments.SelectMany(a => result.GetResult(a)?.Tokens.Select(t => t.Value) ?? []))
+        var unknown = result.UnmatchedTokens.Concat(command.Arguments.Concat(result.CommandResult.Command.Arguments)
+                .SelectMany(a => result.GetResult(a)?.Tokens.Select(t => t.Value) ?? []))
             .FirstOrDefault(t => t.StartsWith('-'));
         return result.Action is HelpAction ? null
             : unknown is not null ? throw new UsageException($"unknown option {unknown}")
@@ -49,9 +52,10 @@ internal static class Cli
             : result;
     }
 
-    /// <summary>Writes the generated help of <paramref name="command"/> to stdout.</summary>
-    public static void WriteHelp(Command command) =>
-        command.Parse(["--help"], Config).Invoke(new InvocationConfiguration { Output = Console.Out });
+    /// <summary>Writes the generated help of <paramref name="command"/> (of the subcommand <paramref name="args"/> name)
+    /// to stdout.</summary>
+    public static void WriteHelp(Command command, IReadOnlyList<string>? args = null) =>
+        command.Parse(args ?? ["--help"], Config).Invoke(new InvocationConfiguration { Output = Console.Out });
 
     /// <summary>Parses, prints the help (exit 0) or the one-line refusal "<paramref name="prefix"/>: message (see --help)"
     /// (exit 2), or runs <paramref name="run"/>.</summary>
@@ -61,7 +65,7 @@ internal static class Cli
         {
             if (Parse(command, args) is not { } parsed)
             {
-                WriteHelp(command);
+                WriteHelp(command, args);
                 return 0;
             }
             return run(parsed);

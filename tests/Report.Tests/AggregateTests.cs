@@ -113,12 +113,12 @@ public sealed class AggregateTests : IDisposable
     [Theory]
     [InlineData(new string[0], 2)]
     [InlineData(new[] { "a", "b" }, 2)]
-    [InlineData(new[] { "DIR", "--prune" }, 2)]
     [InlineData(new[] { "--prune", "/nonexistent/llrp" }, 2)]
     [InlineData(new[] { "--help" }, 0)]
     [InlineData(new[] { "DIR" }, 1)]
+    [InlineData(new[] { "DIR", "--prune" }, 1)]
     public void ExitStatusOfItsCommandLine(string[] args, int status) =>
-        Assert.Equal(status, Aggregate.Run(args.Select(a => a == "DIR" ? _dir : a).ToArray()));
+        Assert.Equal(status, ReportCli.Run(["--aggregate", .. args.Select(a => a == "DIR" ? _dir : a)]));
 
     [Theory]
     [InlineData("r2", "r10")]

@@ -67,7 +67,7 @@ public sealed class SteppedTests : IDisposable
     [Fact]
     public void AFolderWithoutStepsIsReportedAsSuch()
     {
-        Assert.Equal(1, Stepped.Run([_dir, "--no-png"]));
+        Assert.Equal(1, ReportCli.Run(["--stepped", _dir, "--no-png"]));
     }
 
     private void Write(int rate, string scenario, int round, double achieved, double p99, double availability, double cpu, double memory, int returnCode = 0)

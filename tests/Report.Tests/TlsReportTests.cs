@@ -148,11 +148,12 @@ public sealed class TlsReportTests : IDisposable
     }
 
     [Theory]
-    [InlineData(new[] { "only-one" }, 2)]
+    [InlineData(new[] { "only-one", "--out", "o" }, 2)]
     [InlineData(new[] { "a", "b" }, 2)]
     [InlineData(new[] { "a", "b", "c", "d", "--out", "o" }, 2)]
+    [InlineData(new[] { "a", "b", "--out", "o", "--bogus" }, 2)]
     public void TheTlsLayerCommandAnswersBadUsageWithExitCode2(string[] args, int exit) =>
-        Assert.Equal(exit, TlsLayerCommand.Run(args));
+        Assert.Equal(exit, ReportCli.Run(["--tls-layer", .. args]));
 
     private string Report(string folder)
     {
