@@ -41,9 +41,12 @@ internal static class Cli
     public static ParseResult? Parse(Command command, IReadOnlyList<string> args)
     {
         var result = command.Parse(args, Config);
-        // An unknown option lands among the command's arguments (SCENARIO...) when they take any number of words.
+        // An unknown option lands among the command's arguments (SCENARIO...) when they take any number of words; the
+        // words after "--" are arguments whatever they look like.
+        var tokens = result.Tokens.ToList();
+        var dashDash = tokens.FindIndex(t => t.Type == TokenType.DoubleDash);
         var unknown = result.UnmatchedTokens.Concat(command.Arguments.Concat(result.CommandResult.Command.Arguments)
-                .SelectMany(a => result.GetResult(a)?.Tokens.Select(t => t.Value) ?? []))
+                .SelectMany(a => result.GetResult(a)?.Tokens.Where(t => dashDash < 0 || tokens.IndexOf(t) < dashDash).Select(t => t.Value) ?? []))
             .FirstOrDefault(t => t.StartsWith('-'));
         return result.Action is HelpAction ? null
             : unknown is not null ? throw new UsageException($"unknown option {unknown}")

@@ -1,8 +1,10 @@
+using System.CommandLine;
 using System.Diagnostics;
 using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
 using System.Text.Json;
+using LLRP.Analysis;
 using LLRP.Soak;
 
 // The soak (analysis/soak.sh starts it; `Soak --help` lists the options). It starts the origin and the proxy, finds the
@@ -10,21 +12,29 @@ using LLRP.Soak;
 // restarting the origin every --restart-every seconds, and samples the proxy every second. Bounded: it stops itself
 // after calibration + duration (+ the last responses' read timeout), and soak.sh runs it under `timeout` as well.
 
-// `Soak --chart DIR` draws DIR/soak.png again from DIR/samples.csv and DIR/summary.json (a finished soak's files).
-if (args is ["--chart", var chartDir])
+Options options;
+try
 {
-    var rows = File.ReadAllLines(Path.Combine(chartDir, "samples.csv")).Skip(1).Select(Sample.FromCsv).ToList();
-    using var summaryJson = JsonDocument.Parse(File.ReadAllText(Path.Combine(chartDir, "summary.json")));
-    var restartTimes = summaryJson.RootElement.GetProperty("restarts").EnumerateArray().Select(r => r.GetDouble()).ToList();
-    var rate = summaryJson.RootElement.GetProperty("targetResponsesPerSecond").GetDouble();
-    Chart.Save(Path.Combine(chartDir, "soak.png"), rows, restartTimes, $"llhttp soak at {rate:F0} responses/s");
-    return 0;
+    if (Cli.Parse(Options.Command, args) is not { } parsed)
+    {
+        Cli.WriteHelp(Options.Command, args);
+        return 0;
+    }
+    if (parsed.GetValue(Options.ChartDir) is { } chartDir)
+    {
+        // `Soak --chart DIR` draws DIR/soak.png again from DIR/samples.csv and DIR/summary.json (a finished soak's files).
+        var rows = File.ReadAllLines(Path.Combine(chartDir, "samples.csv")).Skip(1).Select(Sample.FromCsv).ToList();
+        using var summaryJson = JsonDocument.Parse(File.ReadAllText(Path.Combine(chartDir, "summary.json")));
+        var restartTimes = summaryJson.RootElement.GetProperty("restarts").EnumerateArray().Select(r => r.GetDouble()).ToList();
+        var rate = summaryJson.RootElement.GetProperty("targetResponsesPerSecond").GetDouble();
+        Chart.Save(Path.Combine(chartDir, "soak.png"), rows, restartTimes, $"llhttp soak at {rate:F0} responses/s");
+        return 0;
+    }
+    options = Options.From(parsed);
 }
-
-var options = Options.Parse(args);
-if (options is null)
+catch (UsageException e)
 {
-    Console.Error.WriteLine(Options.Usage);
+    Console.Error.WriteLine($"soak: {e.Message} (see --help)");
     return 2;
 }
 Directory.CreateDirectory(options.Out);
@@ -219,50 +229,39 @@ return passed ? 0 : 1;
 internal sealed record Options(string ProxyExe, string OriginExe, string Out, int Port, int Workers, int CalibrateSeconds,
     int DurationSeconds, double Share, int RestartEverySeconds, List<string> ProxyArgs)
 {
-    public const string Usage = """
-        usage: Soak --proxy PATH --origin PATH --out DIR [options] [-- PROXY_ARGS...]
-          --proxy PATH           the published LLRP executable (run with --client llhttp and PROXY_ARGS)
-          --origin PATH          the published Downstream executable (restarted with SIGKILL every --restart-every)
-          --out DIR              where samples.csv, summary.json, soak.png and the logs go
-          --port P               the proxy's port; the origin listens on P+1 (default 19100)
-          --workers N            client workers, each with one connection at a time (default 64)
-          --calibrate S          seconds of unpaced traffic that measure the maximum (default 20)
-          --duration S           seconds of the soak (default 600)
-          --share F              the soak's rate as a share of the maximum (default 0.75)
-          --restart-every S      seconds between origin restarts (default 60)
-        """;
+    private static Option<string> Path(string name, string description) => new(name) { Description = description, HelpName = "PATH" };
 
-    public static Options? Parse(string[] args)
+    private static readonly Option<string> ProxyOption = Path("--proxy", "the published LLRP executable (run with --client llhttp and PROXY_ARGS)");
+    private static readonly Option<string> OriginOption = Path("--origin", "the published Downstream executable (restarted with SIGKILL every --restart-every)");
+    private static readonly Option<string> OutOption = Path("--out", "where samples.csv, summary.json, soak.png and the logs go");
+    private static readonly Option<int> PortOption = Cli.Int("--port", 19100, "the proxy's port; the origin listens on P+1", min: 1, helpName: "P");
+    private static readonly Option<int> WorkersOption = Cli.Int("--workers", 64, "client workers, each with one connection at a time", min: 1);
+    // At least 5 s of calibration, a minute of soak (its flatness compares the second minute with the last) and 10 s
+    // between restarts (the origin needs a few to come back).
+    private static readonly Option<int> CalibrateOption = Cli.Int("--calibrate", 20, "seconds of unpaced traffic that measure the maximum", min: 5, helpName: "S");
+    private static readonly Option<int> DurationOption = Cli.Int("--duration", 600, "seconds of the soak", min: 60, helpName: "S");
+    private static readonly Option<string> ShareOption = Cli.Text("--share", "0.75", "the soak's rate as a share of the maximum (above 0, at most 1)", "F",
+        v => double.TryParse(v, NumberStyles.Float, CultureInfo.InvariantCulture, out var f) && f is > 0 and <= 1 ? null : $"--share needs a number above 0, at most 1, got '{v}'");
+    private static readonly Option<int> RestartEveryOption = Cli.Int("--restart-every", 60, "seconds between origin restarts", min: 10, helpName: "S");
+    private static readonly Argument<string[]> ProxyArgsArgument = new("PROXY_ARGS")
     {
-        string? proxy = null, origin = null, output = null;
-        int port = 19100, workers = 64, calibrate = 20, duration = 600, restartEvery = 60;
-        var share = 0.75;
-        var proxyArgs = new List<string>();
-        for (var i = 0; i < args.Length; i++)
-        {
-            string Next() => i + 1 < args.Length ? args[++i] : throw new ArgumentException($"{args[i]} needs a value");
-            int Int() => int.Parse(Next(), NumberStyles.None, CultureInfo.InvariantCulture);
-            switch (args[i])
-            {
-                case "--proxy": proxy = Next(); break;
-                case "--origin": origin = Next(); break;
-                case "--out": output = Next(); break;
-                case "--port": port = Int(); break;
-                case "--workers": workers = Int(); break;
-                case "--calibrate": calibrate = Int(); break;
-                case "--duration": duration = Int(); break;
-                case "--restart-every": restartEvery = Int(); break;
-                case "--share": share = double.Parse(Next(), NumberStyles.Float, CultureInfo.InvariantCulture); break;
-                case "--": proxyArgs.AddRange(args[(i + 1)..]); i = args.Length; break;
-                default: Console.Error.WriteLine($"soak: unknown argument '{args[i]}'"); return null;
-            }
-        }
-        if (proxy is null || origin is null || output is null || workers < 1 || calibrate < 5 || duration < 60 || share is <= 0 or > 1 || restartEvery < 10)
-        {
-            return null;
-        }
-        return new Options(proxy, origin, output, port, workers, calibrate, duration, share, restartEvery, proxyArgs);
-    }
+        Arity = ArgumentArity.ZeroOrMore,
+        Description = "after --: extra LLRP options",
+    };
+    internal static readonly Argument<string> ChartDir = new("DIR") { Description = "a finished soak's folder" };
+
+    internal static readonly Command Command = Cli.Command("Soak", """
+        Mixed traffic through a proxy for minutes (analysis/soak.sh runs it): starts the origin and the proxy, finds the
+        highest rate the mix reaches (closed loop, --calibrate seconds), then runs --duration seconds paced at --share of
+        it, restarting the origin every --restart-every seconds, and samples the proxy every second. --proxy, --origin and
+        --out are needed. Exit status: 0 passed, 1 failed, 2 bad usage.
+        """, ProxyOption, OriginOption, OutOption, PortOption, WorkersOption, CalibrateOption, DurationOption, ShareOption, RestartEveryOption, ProxyArgsArgument,
+        Cli.Command("--chart", "draw DIR/soak.png again from DIR/samples.csv and DIR/summary.json", ChartDir));
+
+    public static Options From(ParseResult p) => new(
+        p.GetValue(ProxyOption) ?? throw new UsageException("--proxy PATH is needed"), p.GetValue(OriginOption) ?? throw new UsageException("--origin PATH is needed"),
+        p.GetValue(OutOption) ?? throw new UsageException("--out DIR is needed"), p.GetValue(PortOption), p.GetValue(WorkersOption), p.GetValue(CalibrateOption),
+        p.GetValue(DurationOption), double.Parse(p.GetValue(ShareOption)!, CultureInfo.InvariantCulture), p.GetValue(RestartEveryOption), [.. p.GetValue(ProxyArgsArgument) ?? []]);
 }
 
 /// <summary>The origin process, which the soak kills and starts again; and the process helpers the proxy uses too.</summary>
