@@ -11,7 +11,8 @@ namespace LLRP.Analysis
     {
         private static Argument<string> Folder(string name, string description) => new(name) { Description = description };
 
-        private static Option<string?> Out() => new("--out") { Description = "where the report goes (default: the results folder)", HelpName = "DIR" };
+        private static Option<string?> Out() =>
+            Cli.LastWins(new Option<string?>("--out") { Description = "where the report goes (default: the results folder)", HelpName = "DIR" });
 
         private static Option<bool> NoPng() => Cli.Flag("--no-png", "write no PNG charts");
 

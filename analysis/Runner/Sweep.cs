@@ -106,12 +106,12 @@ internal sealed partial class Sweep
         Description = "default: every scenario of benchmarks.yml (direct nginx haproxy yarp, the four llrp-* variants, httpclientproxy)",
     };
 
-    private static Option<string?> List(string name, string description) => new(name)
+    private static Option<string?> List(string name, string description) => Cli.LastWins(new Option<string?>(name)
     {
         Description = description,
         HelpName = "LIST",
         Validators = { r => r.AddErrorUnless(ListPattern().IsMatch(r.GetValueOrDefault<string>() ?? ""), $"{name} needs a comma-separated list of whole numbers, got '{r.GetValueOrDefault<string>()}'") },
-    };
+    });
 
     /// <summary>An option passed on to run-local.sh as given (crank/README.md, "The matrix").</summary>
     private static Option<T> Pass<T>(Option<T> option) => B.Bind(option, (o, v, given) =>
@@ -145,7 +145,7 @@ internal sealed partial class Sweep
         B.Bind(Cli.OptionalInt("--rounds", "rounds (default 3; 1 with --quick); each round runs every point once, scenarios interleaved " +
             "inside, in each round's own order (Rounds.Order, through run-local.sh --round-offset)", min: 1), (o, v) => o.Rounds = v),
         B.Bind(List("--connections", "connection sweep at the default response size (default 64,256; 32,64 with --quick)"), (o, v) => o.Connections = v),
-        B.Bind(new Option<string?>("--sizes")
+        B.Bind(Cli.LastWins(new Option<string?>("--sizes")
         {
             Description = "response sizes in bytes for the size sweep, as the origin's /?s=N at the base connections (default: none, 1024 " +
                 "with --quick; '' for none; with --origin nginx only sizes the origin serves, crank/nginx-job.sh's ORIGIN_BODY_SIZES); 10 B, " +
@@ -153,7 +153,7 @@ internal sealed partial class Sweep
             HelpName = "LIST",
             Validators = { r => r.AddErrorUnless(r.GetValueOrDefault<string>() is "" || ListPattern().IsMatch(r.GetValueOrDefault<string>() ?? ""),
                 $"--sizes needs a comma-separated list of whole numbers, got '{r.GetValueOrDefault<string>()}'") },
-        }, (o, v) => o.Sizes = v is "" ? "none" : v),
+        }), (o, v) => o.Sizes = v is "" ? "none" : v),
         B.Bind(Cli.Int("--base-connections", 64, "connections for the size sweep and the PGO points", helpName: "C"), (o, v) => o.BaseConnections = v),
         B.Bind(Cli.OptionalInt("--duration", "fixed measured seconds per run (default: what fits the budget, 2 with --quick)", min: 1, helpName: "S"),
             (o, v) => o.Duration = v),

@@ -82,17 +82,27 @@ internal static class Cli
 
     public static bool Given(this ParseResult result, Option option) => result.GetResult(option) is { Implicit: false };
 
+    /// <summary>An option given more than once takes its last value, as the hand-written parsers did (crank/smoke.sh
+    /// gives --connections twice); each mention takes one word.</summary>
+    public static Option<T> LastWins<T>(Option<T> option, Func<ArgumentResult, T>? parse = null)
+    {
+        option.Arity = ArgumentArity.OneOrMore;
+        option.AllowMultipleArgumentsPerToken = false;
+        option.CustomParser = parse ?? (r => (T)(object)r.Tokens[^1].Value);
+        return option;
+    }
+
     /// <summary>A whole number (digits only), <paramref name="min"/> to <paramref name="max"/>.</summary>
     public static Option<int> Int(string name, int @default, string description, int min = 0, string helpName = "N", int max = int.MaxValue) =>
-        new(name) { Description = description, HelpName = helpName, DefaultValueFactory = _ => @default, CustomParser = r => Whole(r, name, min, max) ?? 0 };
+        LastWins(new Option<int>(name) { Description = description, HelpName = helpName, DefaultValueFactory = _ => @default }, r => Whole(r, name, min, max) ?? 0);
 
     /// <summary>A whole number without a default (null when not given).</summary>
     public static Option<int?> OptionalInt(string name, string description, int min = 0, string helpName = "N") =>
-        new(name) { Description = description, HelpName = helpName, CustomParser = r => Whole(r, name, min) };
+        LastWins(new Option<int?>(name) { Description = description, HelpName = helpName }, r => Whole(r, name, min));
 
     private static int? Whole(ArgumentResult r, string name, int min, int max = int.MaxValue)
     {
-        var text = r.Tokens.Count > 0 ? r.Tokens[0].Value : "";
+        var text = r.Tokens.Count > 0 ? r.Tokens[^1].Value : "";
         var n = 0;
         var whole = text.Length > 0 && text.All(char.IsAsciiDigit) && int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out n);
         if (whole && n >= min && n <= max)
@@ -106,7 +116,7 @@ internal static class Cli
     /// <summary>A text value; <paramref name="problem"/> says what is wrong with a given one (null: nothing).</summary>
     public static Option<string> Text(string name, string @default, string description, string helpName, Func<string, string?>? problem = null)
     {
-        var option = new Option<string>(name) { Description = description, HelpName = helpName, DefaultValueFactory = _ => @default };
+        var option = LastWins(new Option<string>(name) { Description = description, HelpName = helpName, DefaultValueFactory = _ => @default });
         if (problem is not null)
         {
             option.Validators.Add(r =>

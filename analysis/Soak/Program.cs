@@ -229,7 +229,7 @@ return passed ? 0 : 1;
 internal sealed record Options(string ProxyExe, string OriginExe, string Out, int Port, int Workers, int CalibrateSeconds,
     int DurationSeconds, double Share, int RestartEverySeconds, List<string> ProxyArgs)
 {
-    private static Option<string> Path(string name, string description) => new(name) { Description = description, HelpName = "PATH" };
+    private static Option<string> Path(string name, string description) => Cli.LastWins(new Option<string>(name) { Description = description, HelpName = "PATH" });
 
     private static readonly Option<string> ProxyOption = Path("--proxy", "the published LLRP executable (run with --client llhttp and PROXY_ARGS)");
     private static readonly Option<string> OriginOption = Path("--origin", "the published Downstream executable (restarted with SIGKILL every --restart-every)");

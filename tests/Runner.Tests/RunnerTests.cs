@@ -96,6 +96,15 @@ public sealed class OptionParsingTests
         Assert.Equal(["yarp"], o.Scenarios);
     }
 
+    /// <summary>crank/smoke.sh gives --connections twice (its common options, then the h2load run's own).</summary>
+    [Fact]
+    public void ARepeatedOptionTakesItsLastValue()
+    {
+        var o = OptionParser.Parse(["--connections", "16", "--load", "h2load", "--connections", "2", "--path", "/a", "nginx", "--path", "/b"]);
+        Assert.Equal((2, "/b", true), (o.Connections, o.Path, o.ConnectionsGiven));
+        Assert.Equal(["nginx"], o.Scenarios);
+    }
+
     [Fact]
     public void HelpIsAskedFor()
     {
