@@ -106,12 +106,9 @@ internal sealed partial class Sweep
         Description = "default: every scenario of benchmarks.yml (direct nginx haproxy yarp, the four llrp-* variants, httpclientproxy)",
     };
 
-    private static Option<string?> List(string name, string description) => Cli.LastWins(new Option<string?>(name)
-    {
-        Description = description,
-        HelpName = "LIST",
-        Validators = { r => r.AddErrorUnless(ListPattern().IsMatch(r.GetValueOrDefault<string>() ?? ""), $"{name} needs a comma-separated list of whole numbers, got '{r.GetValueOrDefault<string>()}'") },
-    });
+    /// <summary>A list of whole numbers; empty: none (--sizes '').</summary>
+    private static Option<string> List(string name, string description) => Cli.Text(name, "", description, "LIST",
+        v => v.Length == 0 && name == "--sizes" || ListPattern().IsMatch(v) ? null : $"{name} needs a comma-separated list of whole numbers, got '{v}'");
 
     /// <summary>An option passed on to run-local.sh as given (crank/README.md, "The matrix").</summary>
     private static Option<T> Pass<T>(Option<T> option) => B.Bind(option, (o, v, given) =>
@@ -144,16 +141,11 @@ internal sealed partial class Sweep
             "duration shrinks to fit the plan, down to 10 s; the warm-up never shrinks", min: 1, helpName: "M"), (o, v) => o.Budget = v),
         B.Bind(Cli.OptionalInt("--rounds", "rounds (default 3; 1 with --quick); each round runs every point once, scenarios interleaved " +
             "inside, in each round's own order (Rounds.Order, through run-local.sh --round-offset)", min: 1), (o, v) => o.Rounds = v),
-        B.Bind(List("--connections", "connection sweep at the default response size (default 64,256; 32,64 with --quick)"), (o, v) => o.Connections = v),
-        B.Bind(Cli.LastWins(new Option<string?>("--sizes")
-        {
-            Description = "response sizes in bytes for the size sweep, as the origin's /?s=N at the base connections (default: none, 1024 " +
-                "with --quick; '' for none; with --origin nginx only sizes the origin serves, crank/nginx-job.sh's ORIGIN_BODY_SIZES); 10 B, " +
-                "the origin's body for /, is the base point",
-            HelpName = "LIST",
-            Validators = { r => r.AddErrorUnless(r.GetValueOrDefault<string>() is "" || ListPattern().IsMatch(r.GetValueOrDefault<string>() ?? ""),
-                $"--sizes needs a comma-separated list of whole numbers, got '{r.GetValueOrDefault<string>()}'") },
-        }), (o, v) => o.Sizes = v is "" ? "none" : v),
+        B.Bind(List("--connections", "connection sweep at the default response size (default 64,256; 32,64 with --quick)"),
+            (o, v, given) => o.Connections = given ? v : null),
+        B.Bind(List("--sizes", "response sizes in bytes for the size sweep, as the origin's /?s=N at the base connections (default: none, 1024 " +
+            "with --quick; '' for none; with --origin nginx only sizes the origin serves, crank/nginx-job.sh's ORIGIN_BODY_SIZES); 10 B, the " +
+            "origin's body for /, is the base point"), (o, v, given) => o.Sizes = !given ? null : v is "" ? "none" : v),
         B.Bind(Cli.Int("--base-connections", 64, "connections for the size sweep and the PGO points", helpName: "C"), (o, v) => o.BaseConnections = v),
         B.Bind(Cli.OptionalInt("--duration", "fixed measured seconds per run (default: what fits the budget, 2 with --quick)", min: 1, helpName: "S"),
             (o, v) => o.Duration = v),
@@ -166,7 +158,8 @@ internal sealed partial class Sweep
         B.Bind(Cli.Flag("--pgo", "also run the .NET variants with run-local's --pgo and --nopgo at the base point (default: on, except with --quick)"),
             (o, v) => o.Pgo = v ? true : o.Pgo),
         B.Bind(Cli.Flag("--no-pgo", "no pgo and nopgo points"), (o, v) => o.Pgo = !v ? o.Pgo : o.Pgo is null ? false : throw new UsageException("--pgo and --no-pgo exclude each other")),
-        B.Bind(List("--pgo-connections", "the connection counts of those pgo and nopgo points (default: the base connections)"), (o, v) => o.PgoConnections = v),
+        B.Bind(List("--pgo-connections", "the connection counts of those pgo and nopgo points (default: the base connections)"),
+            (o, v, given) => o.PgoConnections = given ? v : null),
         PinFlag("--pin", "pass --pin to run-local.sh (wrk on CPU 0, proxy + origin on CPU 1)"),
         PinFlag("--pin-proxy", "pass --pin-proxy to run-local.sh (the proxy alone on CPU 1, wrk + origin on CPU 0)"),
         B.Bind(Cli.Choice("--origin", "", "pass --origin O to run-local.sh: nginx or downstream (the Downstream app)", "downstream", "nginx"), (o, v) => o.Origin = v),

@@ -117,16 +117,19 @@ internal static class Cli
     public static Option<string> Text(string name, string @default, string description, string helpName, Func<string, string?>? problem = null)
     {
         var option = LastWins(new Option<string>(name) { Description = description, HelpName = helpName, DefaultValueFactory = _ => @default });
-        if (problem is not null)
+        return problem is null ? option : Checked(option, r => problem(r.GetValueOrDefault<string>() ?? ""));
+    }
+
+    /// <summary>The option refused with what <paramref name="problem"/> says of it when it is given (null: nothing).</summary>
+    private static T Checked<T>(T option, Func<OptionResult, string?> problem) where T : Option
+    {
+        option.Validators.Add(r =>
         {
-            option.Validators.Add(r =>
+            if (!r.Implicit && problem(r) is { } message)
             {
-                if (!r.Implicit && problem(r.GetValueOrDefault<string>() ?? "") is { } message)
-                {
-                    r.AddError(message);
-                }
-            });
-        }
+                r.AddError(message);
+            }
+        });
         return option;
     }
 
@@ -144,27 +147,8 @@ internal static class Cli
         new(name) { Description = description, HelpName = helpName, DefaultValueFactory = _ => [] };
 
     /// <summary>A retired option: refused with <paramref name="message"/>, absent from the help.</summary>
-    public static Option<bool> Refused(string name, string message)
-    {
-        var option = new Option<bool>(name) { Hidden = true, Arity = ArgumentArity.Zero };
-        option.Validators.Add(r =>
-        {
-            if (!r.Implicit)
-            {
-                r.AddError(message);
-            }
-        });
-        return option;
-    }
-
-    /// <summary>Adds <paramref name="message"/> as the option's error unless <paramref name="ok"/> (or the value is the default).</summary>
-    public static void AddErrorUnless(this OptionResult result, bool ok, string message)
-    {
-        if (!ok && !result.Implicit)
-        {
-            result.AddError(message);
-        }
-    }
+    public static Option<bool> Refused(string name, string message) =>
+        Checked(new Option<bool>(name) { Hidden = true, Arity = ArgumentArity.Zero }, _ => message);
 
     /// <summary>"a, b or c".</summary>
     public static string Words(string[] w) => w.Length == 1 ? w[0] : string.Join(", ", w[..^1]) + " or " + w[^1];
