@@ -7,8 +7,7 @@
 #   --out DIR            where the results go (default analysis/results/<UTC date-time>-soak)
 #   --llrp-dir DIR       a published LLRP (crank/publish.sh llrp) to soak (default: publish this checkout)
 #   --downstream-dir D   a published Downstream (default: publish this checkout)
-#   SOAK_OPTIONS         passed to the soak tool (analysis/Soak): --duration S (600), --calibrate S (20),
-#                        --share F (0.75), --restart-every S (60), --workers N (64), --port P (19100)
+#   SOAK_OPTIONS         --duration --calibrate --share --restart-every --workers --port, passed to analysis/Soak (its --help)
 #   PROXY_ARGS           extra LLRP options (the proxy always runs --client llhttp against the one origin)
 #
 # The traffic (analysis/Soak/Traffic.cs): 64 workers, each with one client connection at a time, of five kinds:
@@ -38,7 +37,7 @@ while [ $# -gt 0 ]; do
     --duration) duration="${2:?}"; soak_args+=("$1" "$2"); shift 2 ;;
     --calibrate|--share|--restart-every|--workers|--port) soak_args+=("$1" "${2:?}"); shift 2 ;;
     --) shift; proxy_args=("$@"); break ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "soak: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
