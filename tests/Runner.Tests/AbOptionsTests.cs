@@ -8,21 +8,8 @@ public sealed class AbOptionsTests
     [InlineData("out", "ab-options: name at least one configuration NAME='K=V ...' (see --help)")]
     [InlineData("out a= bad", "ab-options: 'bad' is not NAME='K=V ...' (see --help)")]
     [InlineData("--frobnicate out a=", "ab-options: unknown option --frobnicate (see --help)")]
-    public void BadUsageIsOneLineAndExit2(string line, string message)
-    {
-        var stderr = Console.Error;
-        var captured = new StringWriter();
-        Console.SetError(captured);
-        try
-        {
-            Assert.Equal(2, AbOptions.Run(line.Split(' ', StringSplitOptions.RemoveEmptyEntries), Program.RepositoryRoot()));
-            Assert.Equal(message + "\n", captured.ToString());
-        }
-        finally
-        {
-            Console.SetError(stderr);
-        }
-    }
+    public void BadUsageIsOneLineAndExit2(string line, string message) =>
+        Assert.Equal((2, message + "\n"), ConsoleCapture.AbOptions(line.Split(' ', StringSplitOptions.RemoveEmptyEntries)));
 
     private static void Run(string dir, string label, int requests, string rps, string proc0, string proc1, string origin0, string origin1, string latency = "")
     {

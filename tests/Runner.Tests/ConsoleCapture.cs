@@ -8,8 +8,8 @@ public sealed class ConsoleCollection;
 
 internal static partial class ConsoleCapture
 {
-    /// <summary>run-local with these arguments on a 2-CPU machine without crank: exit status and stdout + stderr, log times replaced by HH:MM:SS.</summary>
-    public static (int Code, string Output) RunLocal(params string[] args)
+    /// <summary>Runs <paramref name="run"/> with stdout and stderr captured together: its exit status and that output.</summary>
+    private static (int Code, string Output) Capture(Func<int> run)
     {
         var (stdout, stderr) = (Console.Out, Console.Error);
         var both = new StringWriter();
@@ -17,8 +17,7 @@ internal static partial class ConsoleCapture
         Console.SetError(both);
         try
         {
-            var code = Runner.RunLocal.Run(args, Program.RepositoryRoot(), new Machine(2, null, null));
-            return (code, LogTime().Replace(both.ToString(), "[run-local HH:MM:SS]"));
+            return (run(), both.ToString());
         }
         finally
         {
@@ -27,44 +26,30 @@ internal static partial class ConsoleCapture
         }
     }
 
+    /// <summary>run-local with these arguments on a 2-CPU machine without crank: exit status and stdout + stderr, log times replaced by HH:MM:SS.</summary>
+    public static (int Code, string Output) RunLocal(params string[] args)
+    {
+        var (code, output) = Capture(() => Runner.RunLocal.Run(args, Program.RepositoryRoot(), new Machine(2, null, null)));
+        return (code, LogTime().Replace(output, "[run-local HH:MM:SS]"));
+    }
+
     /// <summary>analysis/sweep.sh with these arguments: exit status and stdout + stderr, log stamps replaced.</summary>
     public static (int Code, string Output) Sweep(params string[] args)
     {
-        var (stdout, stderr) = (Console.Out, Console.Error);
-        var both = new StringWriter();
-        Console.SetOut(both);
-        Console.SetError(both);
-        try
-        {
-            var code = Runner.Sweep.Run(args, Program.RepositoryRoot());
-            return (code, SweepStamp().Replace(both.ToString(), "[sweep HH:MM:SS +0s]"));
-        }
-        finally
-        {
-            Console.SetOut(stdout);
-            Console.SetError(stderr);
-        }
+        var (code, output) = Capture(() => Runner.Sweep.Run(args, Program.RepositoryRoot()));
+        return (code, SweepStamp().Replace(output, "[sweep HH:MM:SS +0s]"));
     }
 
     /// <summary>The comparisons with these arguments, on <paramref name="machine"/> (null: this one) with crank's agent
     /// expected on <paramref name="agentPort"/>: exit status and stdout + stderr, log times replaced by HH:MM:SS.</summary>
     public static (int Code, string Output) Comparisons(string root, Machine? machine, int agentPort, params string[] args)
     {
-        var (stdout, stderr) = (Console.Out, Console.Error);
-        var both = new StringWriter();
-        Console.SetOut(both);
-        Console.SetError(both);
-        try
-        {
-            var code = Runner.Comparisons.Run(args, root, machine, agentPort);
-            return (code, ComparisonsTime().Replace(both.ToString(), "[comparisons HH:MM:SS]"));
-        }
-        finally
-        {
-            Console.SetOut(stdout);
-            Console.SetError(stderr);
-        }
+        var (code, output) = Capture(() => Runner.Comparisons.Run(args, root, machine, agentPort));
+        return (code, ComparisonsTime().Replace(output, "[comparisons HH:MM:SS]"));
     }
+
+    /// <summary>analysis/ab-options.sh with these arguments: exit status and stdout + stderr.</summary>
+    public static (int Code, string Output) AbOptions(params string[] args) => Capture(() => Runner.AbOptions.Run(args, Program.RepositoryRoot()));
 
     [GeneratedRegex(@"\[comparisons \d\d:\d\d:\d\d\]")]
     private static partial Regex ComparisonsTime();
