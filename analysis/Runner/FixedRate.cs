@@ -39,9 +39,9 @@ internal static partial class FixedRateStudy
     };
 
     internal static readonly Command Command = Cli.Command("fixed-rate", """
-        crank/run-local.sh fixed-rate: open-loop latency at shares of a measured maximum, crank/run-local.sh --load fixedrate at each share of the best peer's
-        maximum requests/s (the method of dpbench: latency at a share of the maximum load, beside direct at the same offered
-        load), then the report (analysis/Report --fixed-rate: fixedrate.md with the table and the charts of latency against
+        crank/run-local.sh fixed-rate: open-loop latency at shares of a measured maximum, crank/run-local.sh --load
+        fixedrate at each share of the best peer's maximum requests/s (the method of dpbench: latency at a share of the
+        maximum load, beside direct at the same offered load), then the report (analysis/Report --fixed-rate: fixedrate.md with the table and the charts of latency against
         offered load). Give the maximum: --max-rps N or --max-from DIR. run-local.sh's options go to each of its calls as
         given; the shares run one after another, each in its own run-local.sh call (its rounds interleave the scenarios) and
         results folder, as analysis/sweep.sh keeps its points.
