@@ -43,10 +43,10 @@ internal static partial class SteppedStudy
         v => Decimal().IsMatch(v) && double.Parse(v, CultureInfo.InvariantCulture) is > 0 and <= 100 ? null : $"{name} needs a percentage above 0, at most 100");
 
     internal static readonly Command Command = Cli.Command("stepped", """
-        crank/run-local.sh stepped: the nginx-vs-Pingora style comparison as a scenario: HTTP/2 over TLS to the proxy (ALPN h2, the run's self-signed
-        certificate), HTTP/1.1 to the origin, X-Forwarded-For on in every proxy, and the offered load stepped up until each
-        proxy fails; at each step p99 latency, availability (non-2xx answers and errors), the proxy's CPU and its resident
-        memory. Then the report (analysis/Report --stepped: stepped.md and a chart of each figure against the offered load).
+        crank/run-local.sh stepped: the nginx-vs-Pingora style comparison as a scenario: HTTP/2 over TLS to the proxy
+        (ALPN h2, the run's self-signed certificate), HTTP/1.1 to the origin, X-Forwarded-For on in every proxy, and the
+        offered load stepped up until each proxy fails; at each step p99 latency, availability (non-2xx answers and
+        errors), the proxy's CPU and its resident memory. Then the report (analysis/Report --stepped: stepped.md and a chart of each figure against the offered load).
 
         How the load steps: open loop, h2load --rps (crank/h2load-job.sh --rate), the same offered requests/s for every proxy
         at a step. Steps of connections (closed loop) were the other choice and were not taken: a closed loop offers each
