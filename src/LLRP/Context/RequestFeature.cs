@@ -108,7 +108,7 @@ internal sealed class RequestFeature : IHttpRequestFeature, IHttpRequestBodyDete
                 headers.ContentLength = head.ContentLength;
                 CanHaveBody = head.ContentLength > 0;
                 break;
-            case BodyFraming.Chunked:
+            case BodyFraming.Chunked or BodyFraming.UntilEnd:
                 headers[HeaderNames.TransferEncoding] = "chunked";
                 CanHaveBody = true;
                 break;

@@ -66,7 +66,7 @@ internal sealed class HttpClientForwarder(DownstreamClients clients, DownstreamC
         if (head.Framing != BodyFraming.None)
         {
             request.Content = new BodyContent(exchange, head.Framing == BodyFraming.ContentLength ? head.ContentLength : null, Http2Downstream);
-            request.Headers.TransferEncodingChunked = head.Framing == BodyFraming.Chunked;
+            request.Headers.TransferEncodingChunked = head.LengthUnknown;
             ExpectContinueForLargeOrChunkedBody(request.Headers, head);
         }
 

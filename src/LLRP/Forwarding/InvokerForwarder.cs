@@ -312,7 +312,7 @@ internal abstract class InvokerForwarder(DownstreamClients clients, DownstreamCh
         {
             return;
         }
-        if (head.Framing == BodyFraming.Chunked ||
+        if (head.LengthUnknown ||
             (head.Framing == BodyFraming.ContentLength && head.ContentLength >= ExpectContinueMinimumContentLength))
         {
             headers.ExpectContinue = true;

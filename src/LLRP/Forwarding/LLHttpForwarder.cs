@@ -113,8 +113,8 @@ internal sealed class LLHttpForwarder(LLHttpDownstreamLease lease) : IForwarder
                         // may answer while it reads (a streaming transform) or before it reads (an early 413); sending it
                         // all first would deadlock once both directions' socket buffers are full.
                         downstream.StartRequestBody(
-                            head.Framing == BodyFraming.Chunked ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
-                            head.Framing == BodyFraming.Chunked ? -1 : head.ContentLength);
+                            head.LengthUnknown ? RequestBodyFraming.Chunked : RequestBodyFraming.ContentLength,
+                            head.LengthUnknown ? -1 : head.ContentLength);
                         // A body the client's input holds as it is goes on from there (no copy); a chunked one is
                         // decoded into the body buffer.
                         byte[]? buffer = null;

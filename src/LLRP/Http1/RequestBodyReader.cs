@@ -77,10 +77,13 @@ internal sealed class RequestBodyReader
         // budget of their own; the trailer section gets the header section's (RFC 9112 §7.1.2 fields are header-like).
         _chunked.Reset(maxExtensionBytes: int.MaxValue, maxTrailerBytes: _limits.MaxRequestHeadersTotalSize);
         _continuePending = head.ExpectContinue && !_deframed;
+        // A de-framed input carries no chunked coding: its head says UntilEnd (RequestHead.CompleteFields).
+        Debug.Assert(!_deframed || head.Framing != BodyFraming.Chunked);
         (_state, _remaining) = head.Framing switch
         {
             BodyFraming.ContentLength when head.ContentLength > 0 => (State.ContentLength, head.ContentLength),
-            BodyFraming.Chunked => (_deframed ? State.UntilEnd : State.Chunked, 0L),
+            BodyFraming.Chunked => (State.Chunked, 0L),
+            BodyFraming.UntilEnd => (State.UntilEnd, 0L),
             _ => (State.Done, 0L),
         };
     }

@@ -273,19 +273,23 @@ internal sealed class RequestHead
     }
 
     /// <summary>
-    /// The fields of a request Kestrel parsed are all there. Kestrel de-framed its body: <paramref name="hasBody"/> says
-    /// whether one follows. A body without Content-Length (an HTTP/2 stream's DATA frames, RFC 9113 §8.1) is forwarded
-    /// chunked, as HTTP/1.1 frames a body of unknown length (RFC 9112 §7.1).
+    /// The fields of a request another layer parsed (an HTTP/2 front end, Kestrel's HTTP/1.1) are all there, and that
+    /// layer de-frames its body: <paramref name="hasBody"/> says whether one follows. A body without Content-Length (an
+    /// HTTP/2 stream's DATA frames, RFC 9113 §8.1, or one Kestrel de-chunked) is <see cref="BodyFraming.UntilEnd"/>.
     /// </summary>
     internal void CompleteFields(bool hasBody)
     {
         OnHeadersComplete();
         // GET, HEAD and TRACE get no body (the rule above): an empty DATA frame after their HEADERS is no content.
-        if (hasBody && Framing == BodyFraming.None && Method is not (RequestMethod.Get or RequestMethod.Head or RequestMethod.Trace))
+        if (Framing == BodyFraming.Chunked ||
+            (hasBody && Framing == BodyFraming.None && Method is not (RequestMethod.Get or RequestMethod.Head or RequestMethod.Trace)))
         {
-            Framing = BodyFraming.Chunked;
+            Framing = BodyFraming.UntilEnd;
         }
     }
+
+    /// <summary>The body's length is not known before it ends (chunked, or de-framed without Content-Length): an HTTP/1.1 downstream gets it chunked.</summary>
+    public bool LengthUnknown => Framing is BodyFraming.Chunked or BodyFraming.UntilEnd;
 
     /// <summary>
     /// The client sent "TE: trailers" (RFC 9110 §10.1.4: it accepts trailer fields), the one TE an HTTP/2 request may carry
