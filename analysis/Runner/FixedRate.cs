@@ -7,13 +7,10 @@ using System.Text.RegularExpressions;
 namespace LLRP.Runner;
 
 /// <summary>`crank/run-local.sh fixed-rate`'s options (FixedRateStudy declares each one and its default).</summary>
-internal sealed class FixedRateOptions
+internal sealed class FixedRateOptions : LevelOptions
 {
-    public string Percents = "", MaxFrom = "", Out = "";
+    public string Percents = "", MaxFrom = "";
     public long? MaxRps;
-    public bool Report, Help;
-    public List<string> Pass = [];
-    public readonly List<string> Scenarios = [];
 }
 
 /// <summary>Open-loop latency at shares of a measured maximum (`crank/run-local.sh fixed-rate`, formerly
@@ -28,15 +25,13 @@ internal static partial class FixedRateStudy
     // The shares a plan may hold, in percent: above 100 % is an overload on purpose, twice the maximum is plenty.
     private const int MinShare = 1, MaxShare = 200;
 
+    private static readonly LevelStudy Study = new("fixedrate", "--fixed-rate", [], rate => ["--load", "fixedrate", "--rate", rate.ToString(CultureInfo.InvariantCulture)]);
+
     public static int Run(IReadOnlyList<string> args, string root, LevelHooks? hooks = null) =>
         Levels.Study("fixedrate", Command, () => Parse(args), o => o.Help, o => Execute(o, args, root, hooks ?? LevelHooks.For(root)));
 
     private static readonly Binder<FixedRateOptions> B = new();
-    private static readonly Argument<string[]> ScenarioArgument = new("SCENARIO")
-    {
-        Arity = ArgumentArity.ZeroOrMore,
-        Description = $"default: {string.Join(' ', DefaultScenarios)}",
-    };
+    private static readonly Argument<string[]> ScenarioArgument = Levels.Scenarios(DefaultScenarios);
 
     internal static readonly Command Command = Cli.Command("fixed-rate", """
         crank/run-local.sh fixed-rate: open-loop latency at shares of a measured maximum, crank/run-local.sh --load
@@ -58,36 +53,21 @@ internal static partial class FixedRateStudy
             // dpbench's shares: from light load to just below saturation, where a proxy's tail shows first.
             B.Bind(Cli.Text("--percents", "25,50,75,90", "comma-separated shares in percent, run from the lowest up", "LIST",
                 v => PercentList().IsMatch(v) ? null : "--percents needs a comma-separated list of whole numbers"), (o, v) => o.Percents = v),
-            B.Bind(Cli.Text("--out", "", "results (default artifacts/crank/fixedrate-<date>-<time>): DIR/p<percent>/ is one run-local.sh folder per " +
-                "share, DIR/fixedrate.json the plan, DIR/fixedrate.md + PNGs the report", "DIR", Cli.NonEmpty("--out", "a folder")), (o, v) => o.Out = v),
-            B.Bind(Cli.Flag("--no-report", "do not write the report"), (o, v) => o.Report = !v),
+            .. Levels.OutAndReport(B, "fixedrate", "p<percent>", "share", ""),
             .. Levels.RunLocalOptions(["--no-report"], "", "--load", "--rate", "--json-dir"),
         ]);
 
     internal static FixedRateOptions Parse(IReadOnlyList<string> args)
     {
-        if (Cli.Parse(Command, args) is not { } parsed)
-        {
-            return new FixedRateOptions { Help = true };
-        }
-        var o = B.Apply(new FixedRateOptions(), parsed);
-        o.Pass = Levels.Passed(parsed);
-        foreach (var a in parsed.GetValue(ScenarioArgument) ?? [])
-        {
-            // A word that is none of these goes to run-local as given (a scenario only run when named, such as caddy).
-            (All.Contains(a) ? o.Scenarios : o.Pass).Add(a);
-        }
-        if (o.MaxRps is null && o.MaxFrom.Length == 0)
+        // A word that is none of these goes to run-local as given (a scenario only run when named, such as caddy).
+        var o = Levels.Parse(Command, B, ScenarioArgument, DefaultScenarios, args, (x, a) => (All.Contains(a) ? x.Scenarios : x.Pass).Add(a));
+        if (!o.Help && o.MaxRps is null && o.MaxFrom.Length == 0)
         {
             throw new UsageException("give the maximum: --max-rps N or --max-from DIR");
         }
         if (o.MaxRps is not null && o.MaxFrom.Length > 0)
         {
             throw new UsageException("--max-rps and --max-from exclude each other");
-        }
-        if (o.Scenarios.Count == 0)
-        {
-            o.Scenarios.AddRange(DefaultScenarios);
         }
         return o;
     }
@@ -160,42 +140,20 @@ internal static partial class FixedRateStudy
             (max, source) = found;
         }
         var (shares, rates) = Shares(o.Percents, max);
-        var dir = Levels.OutFolder(o.Out, root, "fixedrate");
-        var plan = new JsonObject
+        var dir = Levels.OutFolder(o.Out, root, Study.Name);
+        Levels.WritePlan(Study, dir, new JsonObject
         {
             ["maxRps"] = max,
             ["maxSource"] = source,
-            ["percents"] = new JsonArray([.. shares.Select(p => JsonValue.Create(p))]),
-            ["rates"] = new JsonArray([.. rates.Select(r => JsonValue.Create(r))]),
-            ["scenarios"] = new JsonArray([.. o.Scenarios.Select(s => JsonValue.Create(s))]),
+            ["percents"] = Levels.Array(shares.Select(p => (long)p)),
+            ["rates"] = Levels.Array(rates),
+            ["scenarios"] = Levels.Array(o.Scenarios),
             ["command"] = command,
-        };
-        File.WriteAllText(Path.Combine(dir, "fixedrate.json"), plan.ToJsonString(Levels.Indented) + "\n");
+        });
         Console.Out.WriteLine($"fixedrate: maximum {max} requests/s ({source}); shares {string.Join(' ', shares)} % = {string.Join(' ', rates)} requests/s; {string.Join(' ', o.Scenarios)}");
-
-        var rc = 0;
-        for (var i = 0; i < shares.Count; i++)
-        {
-            var (p, rate) = (shares[i], rates[i]);
-            if (rate < 1)
-            {
-                Console.Error.WriteLine($"fixedrate: {p} % of {max} is below 1 request/s; skipped");
-                rc = 1;
-                continue;
-            }
-            Console.Out.WriteLine($"fixedrate: {p} % = {rate} requests/s");
-            List<string> call = ["--no-report", .. o.Pass, "--load", "fixedrate", "--rate", rate.ToString(CultureInfo.InvariantCulture),
-                "--json-dir", Path.Combine(dir, $"p{p}"), .. o.Scenarios];
-            if (hooks.RunLocal(call) != 0)
-            {
-                rc = 1;
-            }
-        }
-        if (o.Report && Levels.Report(hooks, "fixedrate", "--fixed-rate", dir, "fixedrate.md") != 0)
-        {
-            rc = 1;
-        }
-        return rc;
+        var levels = shares.Zip(rates, (p, rate) => new Level(rate, $"p{p}", $"{p} % = {rate} requests/s", rate < 1 ? $"{p} % of {max} is below 1 request/s" : null));
+        var rc = Levels.Drive(Study, o, hooks, dir, levels, [], []);
+        return Levels.Report(Study, o, hooks, dir) != 0 ? 1 : rc;
     }
 
     [GeneratedRegex("^[0-9]+(,[0-9]+)*$")]

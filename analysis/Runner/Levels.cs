@@ -4,12 +4,11 @@ using System.CommandLine.Parsing;
 using System.Globalization;
 using System.Text.Encodings.Web;
 using System.Text.Json;
+using System.Text.Json.Nodes;
 
 namespace LLRP.Runner;
 
-/// <summary>How a study that runs run-local once per level calls it and the report: the fixed-rate shares
-/// (<see cref="FixedRateStudy"/>) and the stepped comparison's offered rates (<see cref="SteppedStudy"/>). Tests give
-/// their own run-local and report.</summary>
+/// <summary>How a study over levels calls run-local and the report (tests give their own).</summary>
 /// <param name="RunLocal">runs crank/run-local.sh with these arguments on this console; its exit status</param>
 /// <param name="Report">runs analysis/Report with this flag (--fixed-rate, --stepped) on this folder, its output in
 /// the folder's report.log; its exit status</param>
@@ -31,7 +30,29 @@ internal sealed record LevelHooks(Func<IReadOnlyList<string>, int> RunLocal, Fun
         });
 }
 
-/// <summary>What the per-level studies share besides the hooks.</summary>
+/// <summary>What every study over levels takes: the scenarios, run-local's options passed on, --out and --no-report.</summary>
+internal abstract class LevelOptions
+{
+    public string Out = "";
+    public bool Report, Help;
+    public List<string> Pass = [];
+    public readonly List<string> Scenarios = [];
+}
+
+/// <summary>One level of a study: its offered rate, its results folder (under the study's), the line announcing it,
+/// and why it is skipped (null: it runs).</summary>
+internal sealed record Level(long Rate, string Folder, string Label, string? Skip = null);
+
+/// <summary>A study over levels as a configuration of <see cref="Levels.Drive{T}"/>: its name (log prefix, results
+/// folder prefix, plan and report file stem), the report's flag, the run-local options it sets before the passed ones
+/// (so a later one wins) and those it fixes after them at a rate, and the verdict on a scenario's runs at a level
+/// (results folder, scenario, rate: "ok" or why it failed; null keeps every scenario at every level).</summary>
+internal sealed record LevelStudy(string Name, string ReportFlag, string[] SetBefore, Func<long, IEnumerable<string>> SetAfter,
+    Func<string, string, long, string>? Verdict = null);
+
+/// <summary>The driver of a study over levels (the fixed-rate shares, <see cref="FixedRateStudy"/>; the stepped
+/// comparison's offered rates, <see cref="SteppedStudy"/>): one run-local call per level into DIR/&lt;folder&gt;/
+/// with the scenarios still standing, a scenario that fails a level left out of the next ones, then the report.</summary>
 internal static class Levels
 {
     public static readonly JsonSerializerOptions Indented = new() { WriteIndented = true, Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
@@ -98,6 +119,95 @@ internal static class Levels
     }
 
     /// <summary>The number in a JSON value, or null (absent, null, a string...).</summary>
-    public static double? Num(System.Text.Json.Nodes.JsonNode? node) =>
-        node is System.Text.Json.Nodes.JsonValue v && v.GetValueKind() == JsonValueKind.Number ? v.GetValue<double>() : null;
+    public static double? Num(JsonNode? node) =>
+        node is JsonValue v && v.GetValueKind() == JsonValueKind.Number ? v.GetValue<double>() : null;
+
+    /// <summary>The scenarios argument, its default named in the help.</summary>
+    public static Argument<string[]> Scenarios(string[] defaults) =>
+        new("SCENARIO") { Arity = ArgumentArity.ZeroOrMore, Description = $"default: {string.Join(' ', defaults)}" };
+
+    /// <summary>--out and --no-report, as every study over levels has them.</summary>
+    public static IEnumerable<Symbol> OutAndReport<T>(Binder<T> b, string name, string levelFolder, string level, string planAdds) where T : LevelOptions =>
+    [
+        b.Bind(Cli.Text("--out", "", $"results (default artifacts/crank/{name}-<date>-<time>): DIR/{levelFolder}/ is one run-local.sh folder per " +
+            $"{level}, DIR/{name}.json the plan{planAdds}, DIR/{name}.md + PNGs the report", "DIR", Cli.NonEmpty("--out", "a folder")),
+            (o, v) => o.Out = v),
+        b.Bind(Cli.Flag("--no-report", "do not write the report"), (o, v) => o.Report = !v),
+    ];
+
+    /// <summary>A study's options from its command line: run-local's passed on, each scenario word through
+    /// <paramref name="scenario"/>, <paramref name="defaults"/> when none is named.</summary>
+    public static T Parse<T>(Command command, Binder<T> b, Argument<string[]> scenarios, string[] defaults, IReadOnlyList<string> args,
+        Action<T, string> scenario) where T : LevelOptions, new()
+    {
+        if (Cli.Parse(command, args) is not { } parsed)
+        {
+            return new T { Help = true };
+        }
+        var o = b.Apply(new T(), parsed);
+        o.Pass = Passed(parsed);
+        foreach (var a in parsed.GetValue(scenarios) ?? [])
+        {
+            scenario(o, a);
+        }
+        if (o.Scenarios.Count == 0)
+        {
+            o.Scenarios.AddRange(defaults);
+        }
+        return o;
+    }
+
+    /// <summary>Runs the levels in order while a scenario stands; each level's failures land in
+    /// <paramref name="failed"/> (scenario: rate and reason), each level run in <paramref name="ran"/>. Exit status 1
+    /// when a level was skipped or a run-local call failed.</summary>
+    public static int Drive(LevelStudy study, LevelOptions o, LevelHooks hooks, string dir, IEnumerable<Level> levels, List<long> ran, JsonObject failed)
+    {
+        var rc = 0;
+        var standing = o.Scenarios.ToList();
+        foreach (var level in levels.TakeWhile(_ => standing.Count > 0))
+        {
+            if (level.Skip is { } skip)
+            {
+                Console.Error.WriteLine($"{study.Name}: {skip}; skipped");
+                rc = 1;
+                continue;
+            }
+            ran.Add(level.Rate);
+            Console.Out.WriteLine($"{study.Name}: {level.Label}{(study.Verdict is null ? "" : $" offered to {string.Join(' ', standing)}")}");
+            var folder = Path.Combine(dir, level.Folder);
+            List<string> call = ["--no-report", .. study.SetBefore, .. o.Pass, .. study.SetAfter(level.Rate), "--json-dir", folder, .. standing];
+            if (hooks.RunLocal(call) != 0)
+            {
+                rc = 1;
+            }
+            foreach (var s in standing.ToList())
+            {
+                if (study.Verdict?.Invoke(folder, s, level.Rate) is { } why && why != "ok")
+                {
+                    Console.Out.WriteLine($"{study.Name}: {s} failed at {level.Rate} requests/s: {why}");
+                    failed[s] = new JsonObject { ["rate"] = level.Rate, ["reason"] = why };
+                    standing.Remove(s);
+                }
+            }
+        }
+        if (study.Verdict is not null && standing.Count > 0)
+        {
+            Console.Out.WriteLine($"{study.Name}: still standing after the last step: {string.Join(' ', standing)}");
+        }
+        return rc;
+    }
+
+    /// <summary>The study's plan, DIR/&lt;name&gt;.json.</summary>
+    public static void WritePlan(LevelStudy study, string dir, JsonObject plan) =>
+        File.WriteAllText(Path.Combine(dir, study.Name + ".json"), plan.ToJsonString(Indented) + "\n");
+
+    /// <summary>The report, when asked for: 0, or 1 when it failed.</summary>
+    public static int Report(LevelStudy study, LevelOptions o, LevelHooks hooks, string dir) =>
+        o.Report ? Report(hooks, study.Name, study.ReportFlag, dir, study.Name + ".md") : 0;
+
+    /// <summary>A list as a JSON array.</summary>
+    public static JsonArray Array(IEnumerable<long> values) => new([.. values.Select(v => JsonValue.Create(v))]);
+
+    /// <inheritdoc cref="Array(IEnumerable{long})"/>
+    public static JsonArray Array(IEnumerable<string> values) => new([.. values.Select(v => JsonValue.Create(v))]);
 }

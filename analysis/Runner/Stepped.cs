@@ -6,13 +6,10 @@ using System.Text.RegularExpressions;
 namespace LLRP.Runner;
 
 /// <summary>`crank/run-local.sh stepped`'s options (SteppedStudy declares each one and its default).</summary>
-internal sealed class SteppedOptions
+internal sealed class SteppedOptions : LevelOptions
 {
     public long Start, Step, Steps;
-    public string FailAchieved = "", FailAvailability = "", Out = "";
-    public bool Report, Help;
-    public List<string> Pass = [];
-    public readonly List<string> Scenarios = [];
+    public string FailAchieved = "", FailAvailability = "";
 }
 
 /// <summary>The stepped comparison (`crank/run-local.sh stepped`, formerly crank/stepped.sh): HTTP/2 over TLS to the
@@ -33,11 +30,7 @@ internal static partial class SteppedStudy
         Levels.Study("stepped", Command, () => Parse(args), o => o.Help, o => Execute(o, args, root, hooks ?? LevelHooks.For(root)));
 
     private static readonly Binder<SteppedOptions> B = new();
-    private static readonly Argument<string[]> ScenarioArgument = new("SCENARIO")
-    {
-        Arity = ArgumentArity.ZeroOrMore,
-        Description = $"default: {string.Join(' ', DefaultScenarios)}",
-    };
+    private static readonly Argument<string[]> ScenarioArgument = Levels.Scenarios(DefaultScenarios);
 
     private static Option<string> Percent(string name, string @default, string description) => Cli.Text(name, @default, description, "P",
         v => Decimal().IsMatch(v) && double.Parse(v, CultureInfo.InvariantCulture) is > 0 and <= 100 ? null : $"{name} needs a percentage above 0, at most 100");
@@ -80,32 +73,14 @@ internal static partial class SteppedStudy
             // here. Kept as given: the log line repeats the text, stepped.json the number.
             B.Bind(Percent("--fail-achieved", "95", "a step fails below P % of the offered rate achieved"), (o, v) => o.FailAchieved = v),
             B.Bind(Percent("--fail-availability", "100", "a step fails below P % of requests answered 2xx or 3xx"), (o, v) => o.FailAvailability = v),
-            B.Bind(Cli.Text("--out", "", "results (default artifacts/crank/stepped-<date>-<time>): DIR/s<rate>/ is one run-local.sh folder per step, " +
-                "DIR/stepped.json the plan and each proxy's failing step, DIR/stepped.md + PNGs the report", "DIR", Cli.NonEmpty("--out", "a folder")),
-                (o, v) => o.Out = v),
-            B.Bind(Cli.Flag("--no-report", "do not write the report"), (o, v) => o.Report = !v),
+            .. Levels.OutAndReport(B, "stepped", "s<rate>", "step", " and each proxy's failing step"),
             .. Levels.RunLocalOptions(["--no-report"], " (or has no meaning per step)", "--load", "--rate", "--json-dir", "--server-scheme", "--dry-run"),
         ]);
 
-    internal static SteppedOptions Parse(IReadOnlyList<string> args)
-    {
-        if (Cli.Parse(Command, args) is not { } parsed)
-        {
-            return new SteppedOptions { Help = true };
-        }
-        var o = B.Apply(new SteppedOptions(), parsed);
-        o.Pass = Levels.Passed(parsed);
-        foreach (var a in parsed.GetValue(ScenarioArgument) ?? [])
-        {
-            o.Scenarios.Add(!All.Contains(a) ? throw new UsageException($"unknown scenario '{a}' ({string.Join(' ', All)})")
-                : a != "direct" ? a : throw new UsageException("direct has no place here: the origin speaks HTTP/1.1"));
-        }
-        if (o.Scenarios.Count == 0)
-        {
-            o.Scenarios.AddRange(DefaultScenarios);
-        }
-        return o;
-    }
+    internal static SteppedOptions Parse(IReadOnlyList<string> args) =>
+        Levels.Parse(Command, B, ScenarioArgument, DefaultScenarios, args, (o, a) => o.Scenarios.Add(
+            !All.Contains(a) ? throw new UsageException($"unknown scenario '{a}' ({string.Join(' ', All)})")
+            : a != "direct" ? a : throw new UsageException("direct has no place here: the origin speaks HTTP/1.1")));
 
     /// <summary>The offered rate of step <paramref name="index"/> (from 0).</summary>
     internal static long Rate(SteppedOptions o, int index) => o.Start + (index * o.Step);
@@ -165,65 +140,29 @@ internal static partial class SteppedStudy
         var dir = Levels.OutFolder(o.Out, root, "stepped");
         Console.Out.WriteLine($"stepped: {string.Join(' ', o.Scenarios)}; from {o.Start} requests/s by {o.Step}, at most {o.Steps} steps; "
             + $"a proxy fails a step below {o.FailAchieved} % achieved or {o.FailAvailability} % available; results in {dir}");
-
-        var rc = 0;
-        var standing = o.Scenarios.ToList();
-        var rates = new List<long>();
-        var failed = new JsonObject();
-        for (var i = 0; i < o.Steps && standing.Count > 0; i++)
-        {
-            var rate = Rate(o, i);
-            rates.Add(rate);
-            Console.Out.WriteLine($"stepped: step {i + 1}: {rate} requests/s offered to {string.Join(' ', standing)}");
-            var stepDir = Path.Combine(dir, $"s{rate}");
-            // Set before the passed options (a later one wins): one round, a 10 s warm-up and 10 s measured, no retries
-            // (an overloaded proxy is not steady, and a retry would not make it so). Fixed after them: h2 over TLS at
-            // the step's rate, X-Forwarded-For from HAProxy too (the others always send it), errors recorded.
-            List<string> call = ["--no-report", "--rounds", "1", "--warmup", "10", "--duration", "10", "--steady-retries", "0", .. o.Pass,
-                "--load", "h2load", "--server-scheme", "https", "--rate", rate.ToString(CultureInfo.InvariantCulture),
-                "--variable", $"maxErrors={StepMaxErrors}", "--app-env", "HAPROXY_FORWARDFOR=1", "--json-dir", stepDir, .. standing];
-            if (hooks.RunLocal(call) != 0)
-            {
-                rc = 1;
-            }
-            var kept = new List<string>();
-            foreach (var s in standing)
-            {
-                var why = Verdict(stepDir, s, rate, failAchieved, failAvailability);
-                if (why == "ok")
-                {
-                    kept.Add(s);
-                    continue;
-                }
-                Console.Out.WriteLine($"stepped: {s} failed at {rate} requests/s: {why}");
-                failed[s] = new JsonObject { ["rate"] = rate, ["reason"] = why };
-            }
-            standing = kept;
-        }
-        if (standing.Count > 0)
-        {
-            Console.Out.WriteLine($"stepped: still standing after the last step: {string.Join(' ', standing)}");
-        }
-
-        var plan = new JsonObject
+        // Set before the passed options (a later one wins): one round, a 10 s warm-up and 10 s measured, no retries (an
+        // overloaded proxy is not steady, and a retry would not make it so). Fixed after them: h2 over TLS at the step's
+        // rate, X-Forwarded-For from HAProxy too (the others always send it), errors recorded.
+        var study = new LevelStudy("stepped", "--stepped", ["--rounds", "1", "--warmup", "10", "--duration", "10", "--steady-retries", "0"],
+            rate => ["--load", "h2load", "--server-scheme", "https", "--rate", rate.ToString(CultureInfo.InvariantCulture),
+                "--variable", $"maxErrors={StepMaxErrors}", "--app-env", "HAPROXY_FORWARDFOR=1"],
+            (stepDir, s, rate) => Verdict(stepDir, s, rate, failAchieved, failAvailability));
+        var levels = Enumerable.Range(0, (int)o.Steps).Select(i => new Level(Rate(o, i), $"s{Rate(o, i)}", $"step {i + 1}: {Rate(o, i)} requests/s"));
+        var (rates, failed) = (new List<long>(), new JsonObject());
+        var rc = Levels.Drive(study, o, hooks, dir, levels, rates, failed);
+        Levels.WritePlan(study, dir, new JsonObject
         {
             ["start"] = o.Start,
             ["step"] = o.Step,
             ["steps"] = o.Steps,
             ["failAchievedPercent"] = failAchieved,
             ["failAvailabilityPercent"] = failAvailability,
-            ["rates"] = new JsonArray([.. rates.Select(r => JsonValue.Create(r))]),
-            ["scenarios"] = new JsonArray([.. o.Scenarios.Select(s => JsonValue.Create(s))]),
+            ["rates"] = Levels.Array(rates),
+            ["scenarios"] = Levels.Array(o.Scenarios),
             ["failedAt"] = failed,
             ["command"] = command,
-        };
-        File.WriteAllText(Path.Combine(dir, "stepped.json"), plan.ToJsonString(Levels.Indented) + "\n");
-
-        if (o.Report && Levels.Report(hooks, "stepped", "--stepped", dir, "stepped.md") != 0)
-        {
-            rc = 1;
-        }
-        return rc;
+        });
+        return Levels.Report(study, o, hooks, dir) != 0 ? 1 : rc;
     }
 
     [GeneratedRegex(@"^[0-9]+(\.[0-9]+)?$")]
