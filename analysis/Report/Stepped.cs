@@ -32,21 +32,14 @@ internal static class Stepped
     internal const string ProxyCpu = "application:proc/cpu/raw/average";
     internal const string ProxyMemory = "application:benchmarks/working-set";
 
-    /// <summary>Report --stepped DIR [--out DIR] [--no-png]: writes stepped.md (and PNGs). Exit status as Program's.</summary>
+    /// <summary>Report --stepped DIR [--out DIR] [--no-png]: writes stepped.md (and PNGs), with stepped.json's
+    /// thresholds, command and where each proxy failed. Exit status as Program's.</summary>
     public static int Run(ReportCommand command) =>
-        ReportCommand.RunStudy(command, "stepped", "s<rate>/<scenario>.r<round>.json with h2load's figures, as crank/run-local.sh stepped writes", Read,
-            (runs, dir, outDir, png) => Build(runs, ReadPlan(dir), outDir, png));
-
-    /// <summary>stepped.json (crank/run-local.sh stepped): the plan, the thresholds, the command and where each proxy failed.</summary>
-    internal static JsonElement? ReadPlan(string dir) => ResultsReader.ReadPlan(dir, "stepped.json");
+        Levels.Run(command, "stepped", "s<rate>/<scenario>.r<round>.json with h2load's figures, as crank/run-local.sh stepped writes", Read, Build);
 
     /// <summary>Every DIR/s&lt;rate&gt;/&lt;scenario&gt;.r&lt;round&gt;.json (or, folded, sitting.json's runs from those folders) whose load job is h2load's.</summary>
     public static List<LevelRun> Read(string dir) =>
         ResultsReader.ReadLevelRuns(dir, 's', "h2load/rps/2xx", ProxyCpu[ResultsReader.Application.Length..], ProxyMemory[ResultsReader.Application.Length..]);
-
-    /// <summary>The median over a step's successful runs of one figure, or null.</summary>
-    internal static double? Median(IEnumerable<LevelRun> runs, string figure) =>
-        Stats.Median(runs.Where(r => !r.Failed).Select(x => x.Figures.TryGetValue(figure, out var v) ? v : (double?)null));
 
     private static string Cell(string figure, double? v) => figure switch
     {
@@ -65,11 +58,11 @@ internal static class Stepped
           .Append("p99 latency (h2load times a request from when it sent it), availability (2xx and 3xx answers / requests that ")
           .Append("ended: non-2xx answers and errors lower it), and the proxy's CPU and resident memory over the measured window. ")
           .Append("Medians over rounds; a run whose load job failed is left out and counted.\n\n");
-        if (plan is { } p)
+        if (plan is not null)
         {
-            md.Append(Inv, $"A proxy fails a step below {Prop(p, "failAchievedPercent")} % of the offered rate achieved or below ")
-              .Append(Inv, $"{Prop(p, "failAvailabilityPercent")} % availability, and is not offered the next steps. ")
-              .Append(Inv, $"Command: `{Format.Inline(Prop(p, "command"))}`.\n\n");
+            md.Append(Inv, $"A proxy fails a step below {Levels.Prop(plan, "failAchievedPercent") ?? "?"} % of the offered rate achieved or below ")
+              .Append(Inv, $"{Levels.Prop(plan, "failAvailabilityPercent") ?? "?"} % availability, and is not offered the next steps. ")
+              .Append(Inv, $"Command: `{Format.Inline(Levels.Prop(plan, "command") ?? "?")}`.\n\n");
         }
         var failedRuns = runs.Count(r => r.Failed);
         if (failedRuns > 0)
@@ -78,8 +71,7 @@ internal static class Stepped
         }
 
         var rates = runs.Select(r => r.Level).Distinct().Order().ToList();
-        var scenarios = Order.Where(s => runs.Any(r => r.Scenario == s))
-            .Concat(runs.Select(r => r.Scenario).Distinct().Where(s => !Order.Contains(s)).Order(StringComparer.Ordinal)).ToList();
+        var scenarios = Levels.Scenarios(runs, Order);
         JsonElement? failedAt = plan is { } pl && pl.TryGetProperty("failedAt", out var f) && f.ValueKind == JsonValueKind.Object ? f : null;
 
         md.Append("## Where each proxy failed\n\n| proxy | highest step passed (req/s offered) | highest achieved (2xx/s) | failed at (req/s offered) | why |\n|---|--:|--:|--:|---|\n");
@@ -94,48 +86,25 @@ internal static class Stepped
                 why = entry.TryGetProperty("reason", out var rr) && rr.ValueKind == JsonValueKind.String ? rr.GetString() ?? "" : "";
             }
             var passed = mine.Select(r => r.Level).Distinct().Where(x => failRate is null || x < failRate).DefaultIfEmpty().Max();
-            var best = rates.Select(x => Median(mine.Where(r => r.Level == x), "h2load/rps/2xx")).OfType<double>().DefaultIfEmpty(double.NaN).Max();
+            var best = rates.Select(x => Levels.Median(mine.Where(r => r.Level == x), "h2load/rps/2xx")).OfType<double>().DefaultIfEmpty(double.NaN).Max();
             md.Append(Inv, $"| {s} | {(passed == 0 ? Format.None : Format.N0(passed))} | {Format.N0(best)} | {(failRate is { } fr2 ? Format.N0(fr2) : "not within the steps")} | {Format.Inline(why)} |\n");
         }
         md.Append('\n');
 
-        foreach (var (name, label, _) in Figures)
+        foreach (var (name, label, file) in Figures)
         {
-            md.Append(Inv, $"## {char.ToUpperInvariant(label[0])}{label[1..]}\n\n| proxy |");
-            foreach (var rate in rates)
-            {
-                md.Append(Inv, $" {Format.N0(rate)}/s |");
-            }
-            md.Append("\n|---|").Append(string.Concat(rates.Select(_ => "--:|"))).Append('\n');
-            foreach (var s in scenarios)
-            {
-                md.Append(Inv, $"| {s} |");
-                foreach (var rate in rates)
-                {
-                    var cell = runs.Where(r => r.Scenario == s && r.Level == rate).ToList();
-                    md.Append(Inv, $" {(cell.Count == 0 ? Format.None : Cell(name, Median(cell, name)))} |");
-                }
-                md.Append('\n');
-            }
-            md.Append('\n');
+            md.Append(Inv, $"## {char.ToUpperInvariant(label[0])}{label[1..]}\n\n");
+            Levels.Table(md, "proxy", rates, rate => $"{Format.N0(rate)}/s", scenarios,
+                (s, rate) => runs.Where(r => r.Scenario == s && r.Level == rate).ToList() is { Count: > 0 } cell ? Cell(name, Levels.Median(cell, name)) : Format.None);
             if (png && rates.Count > 0)
             {
-                var series = scenarios.Select(s => new Series(s,
-                    rates.Select(x => Median(runs.Where(r => r.Scenario == s && r.Level == x), name)).ToList(), Charts.ColorOf(s))).ToList();
-                var values = series.SelectMany(x => x.Values).OfType<double>().Where(v => v > 0).ToList();
                 // p99 on a log scale once it spans more than a decade (a failing proxy's tail is orders above the rest).
-                var logY = name == "http/latency/99" && values.Count > 0 && values.Max() / values.Min() > 10;
-                var chart = Charts.LineChart($"Stepped comparison: {label}", "HTTP/2 over TLS to the proxy, against the offered load (h2load --rps)",
-                    "offered requests/s", logY ? $"{label}, log scale" : label, [.. rates.Select(x => x.ToString("N0", Inv))], series, logY,
-                    yFloor: logY ? null : 0, referenceY: name == "h2load/availability" ? 100 : null);
-                var file = $"stepped-{Figures.First(x => x.Name == name).File}.png";
-                chart.SavePng(Path.Combine(outDir, file));
-                md.Append(Inv, $"![{label} against the offered load]({file})\n\n");
+                Levels.Chart(md, outDir, $"stepped-{file}.png", $"{label} against the offered load", runs, rates, [.. rates.Select(x => x.ToString("N0", Inv))],
+                    scenarios, name, mayLog: name == "http/latency/99", $"Stepped comparison: {label}",
+                    "HTTP/2 over TLS to the proxy, against the offered load (h2load --rps)", "offered requests/s",
+                    logY => logY ? $"{label}, log scale" : label, logY => logY ? null : 0, referenceY: name == "h2load/availability" ? 100 : null);
             }
         }
         return md.ToString();
     }
-
-    private static string Prop(JsonElement e, string name) =>
-        e.TryGetProperty(name, out var v) ? (v.ValueKind == JsonValueKind.String ? v.GetString() ?? "" : v.GetRawText()) : "?";
 }

@@ -81,7 +81,7 @@ public sealed class MatrixAndFixedRateTests : IDisposable
         File.WriteAllText(Path.Combine(p50, "haproxy.r1.json"), Result("haproxy", "{}", """{ "wrk/rps/mean": 1000 }"""));
 
         var runs = FixedRate.Read(_dir);
-        var markdown = FixedRate.Build(runs, new Dictionary<string, string>(), _dir, png: false);
+        var markdown = FixedRate.Build(runs, plan: null, _dir, png: false);
 
         Assert.Equal(3, runs.Count);
         Assert.All(runs, r => Assert.Equal(("nginx", 50), (r.Scenario, r.Level)));

@@ -29,7 +29,7 @@ public sealed class SteppedTests : IDisposable
             """);
 
         var runs = Stepped.Read(_dir);
-        var markdown = Stepped.Build(runs, Stepped.ReadPlan(_dir), _dir, png: true);
+        var markdown = Stepped.Build(runs, ResultsReader.ReadPlan(_dir, "stepped.json"), _dir, png: true);
 
         Assert.Equal(5, runs.Count);
         Assert.DoesNotContain("haproxy", markdown, StringComparison.Ordinal);
