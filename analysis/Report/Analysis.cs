@@ -52,9 +52,6 @@ internal sealed class ScenarioSummary
     /// <summary>Attempts beyond the first over this scenario's runs: unsteady attempts run-local.sh ran again.</summary>
     public int Retries => Runs.Sum(r => r.Attempts - 1);
 
-    /// <summary>Runs whose adaptive warm-up reached its cap before the JIT went quiet.</summary>
-    public int CappedWarmups => Runs.Count(r => r.WarmupCapped);
-
     public double? JitMethodsInWindow => Stats.Median(Processes.Select(p => p.JitMethodsInWindow));
 
     /// <summary>Little's law for closed-loop wrk: connections / mean latency should equal RPS (ratio ≈ 1).</summary>

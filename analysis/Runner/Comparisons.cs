@@ -1,8 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.InteropServices;
-using System.Text.Encodings.Web;
-using System.Text.Json;
 using System.Text.Json.Nodes;
 using System.Text.RegularExpressions;
 
@@ -37,7 +35,6 @@ internal sealed partial class Comparisons
     private const int AptUpdateSeconds = 600, AptInstallSeconds = 900;
     // crank's agent (crank/README.md): the comparisons use a running one and never start their own.
     public const int AgentPort = 5010;
-    private static readonly JsonSerializerOptions Indented = new() { WriteIndented = true, Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
 
     private readonly ComparisonOptions _o;
     private readonly Machine _machine;
@@ -97,8 +94,6 @@ internal sealed partial class Comparisons
         return new Machine(Environment.ProcessorCount, crank, null);
     }
 
-    private string Relative(string path) => path.StartsWith(_root + "/", StringComparison.Ordinal) ? path[(_root.Length + 1)..] : path;
-
     private string JsonLog(string name) => Path.Combine(_jsonDir, "logs", name);
 
     private int Execute()
@@ -107,7 +102,7 @@ internal sealed partial class Comparisons
             : Path.Combine(_root, "artifacts", "crank", $"{DateTime.Now.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture)}-{_o.What}");
         Directory.CreateDirectory(Path.Combine(_jsonDir, "logs"));
         _jsonDir = Path.GetFullPath(_jsonDir);
-        Log($"results go to {Relative(_jsonDir)}");
+        Log($"results go to {Program.Relative(_root, _jsonDir)}");
         InstallTools();
         if (Shell.Which("jq") is null)
         {
@@ -137,7 +132,7 @@ internal sealed partial class Comparisons
         Log($"mode: {_mode}; {runs.Count} run(s) x {_o.Rounds} round(s); expected run time ~{_o.ExpectedMinutes(runs)} min");
         _gitHead = ProcessGroups.Run(["git", "-C", _root, "rev-parse", "HEAD"], TimeSpan.FromSeconds(30)) is (0, var h) ? h.Trim() : "unknown";
         _arch = ProcessGroups.Run(["uname", "-m"], TimeSpan.FromSeconds(10)).Out.Trim();
-        File.WriteAllText(Path.Combine(_jsonDir, "run.json"), RunMetadata().ToJsonString(Indented) + "\n");
+        Program.WriteJson(Path.Combine(_jsonDir, "run.json"), RunMetadata());
 
         for (var r = 1; r <= _o.Rounds; r++)
         {
@@ -156,8 +151,8 @@ internal sealed partial class Comparisons
 
         if (Aggregate(_jsonDir) is { } aggregated)
         {
-            File.WriteAllText(Path.Combine(_jsonDir, "comparisons.json"), aggregated.ToJsonString(Indented) + "\n");
-            Log($"aggregated: {Relative(_jsonDir)}/comparisons.json");
+            Program.WriteJson(Path.Combine(_jsonDir, "comparisons.json"), aggregated);
+            Log($"aggregated: {Program.Relative(_root, _jsonDir)}/comparisons.json");
             if (_o.Report)
             {
                 Report();
@@ -488,7 +483,7 @@ internal sealed partial class Comparisons
     }
 
     private void WriteResult(string output, JsonNode? load, ComparisonRun run, int round, string mode, string loadExitCode) =>
-        File.WriteAllText(output, Result(load, run, round, mode, loadExitCode, _gitHead).ToJsonString(Indented) + "\n");
+        Program.WriteJson(output, Result(load, run, round, mode, loadExitCode, _gitHead));
 
     /// <summary>One run's result file: crank's --json shape with the load job and the run's properties.</summary>
     internal static JsonObject Result(JsonNode? load, ComparisonRun run, int round, string mode, string loadExitCode, string commit) => new()
@@ -655,7 +650,7 @@ internal sealed partial class Comparisons
         if (ProcessGroups.Run(["dotnet", "run", "--project", "analysis/Report/Report.csproj", "-c", "Release", "--", "--comparisons", _jsonDir],
                 TimeSpan.FromSeconds(ReportTimeoutSeconds), _root, log).Code == 0)
         {
-            Log($"report: {Relative(_jsonDir)}/comparisons.md");
+            Log($"report: {Program.Relative(_root, _jsonDir)}/comparisons.md");
         }
         else
         {

@@ -2,7 +2,6 @@ using System.CommandLine;
 using System.CommandLine.Help;
 using System.CommandLine.Parsing;
 using System.Globalization;
-using System.Text.Encodings.Web;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 
@@ -55,7 +54,6 @@ internal sealed record LevelStudy(string Name, string ReportFlag, string[] SetBe
 /// with the scenarios still standing, a scenario that fails a level left out of the next ones, then the report.</summary>
 internal static class Levels
 {
-    public static readonly JsonSerializerOptions Indented = new() { WriteIndented = true, Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
 
     /// <summary>The command line as the study's JSON records it.</summary>
     public static string CommandLine(string command, IEnumerable<string> args) => command + ShellWord.Spaced(args);
@@ -199,7 +197,7 @@ internal static class Levels
 
     /// <summary>The study's plan, DIR/&lt;name&gt;.json.</summary>
     public static void WritePlan(LevelStudy study, string dir, JsonObject plan) =>
-        File.WriteAllText(Path.Combine(dir, study.Name + ".json"), plan.ToJsonString(Indented) + "\n");
+        Program.WriteJson(Path.Combine(dir, study.Name + ".json"), plan);
 
     /// <summary>The report, when asked for: 0, or 1 when it failed.</summary>
     public static int Report(LevelStudy study, LevelOptions o, LevelHooks hooks, string dir) =>

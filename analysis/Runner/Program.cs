@@ -1,4 +1,7 @@
 using System.Globalization;
+using System.Text.Encodings.Web;
+using System.Text.Json;
+using System.Text.Json.Nodes;
 
 namespace LLRP.Runner;
 
@@ -56,4 +59,12 @@ internal static class Program
         }
         throw new InvalidOperationException($"no LLRP.slnx above {AppContext.BaseDirectory}: set LLRP_ROOT");
     }
+
+    private static readonly JsonSerializerOptions Indented = new() { WriteIndented = true, Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
+
+    /// <summary>Writes <paramref name="json"/> to <paramref name="path"/> indented, non-ASCII text as it is (readable in a diff), with a final newline.</summary>
+    public static void WriteJson(string path, JsonNode json) => File.WriteAllText(path, json.ToJsonString(Indented) + "\n");
+
+    /// <summary><paramref name="path"/> relative to the checkout <paramref name="root"/> when it is under it, else as it is.</summary>
+    public static string Relative(string root, string path) => path.StartsWith(root + "/", StringComparison.Ordinal) ? path[(root.Length + 1)..] : path;
 }

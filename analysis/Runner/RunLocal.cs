@@ -1,7 +1,5 @@
 using System.Globalization;
 using System.Runtime.InteropServices;
-using System.Text.Encodings.Web;
-using System.Text.Json;
 using System.Text.Json.Nodes;
 
 namespace LLRP.Runner;
@@ -13,7 +11,6 @@ internal sealed class RunLocal
     // Seconds a server has to print its ready text (crank's readyStateText).
     private const int ReadyTimeoutSeconds = 60;
     private static readonly string[] Roles = ["load", "application", "downstream"];
-    private static readonly JsonSerializerOptions Indented = new() { WriteIndented = true, Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
 
     /// <summary>The load jobs, by --load: the job script and its arguments. A new load generator is one entry here and
     /// one value of --load (Options.cs).</summary>
@@ -219,7 +216,7 @@ internal sealed class RunLocal
         _jsonDir = _o.JsonDir.Length > 0 ? _o.JsonDir : Path.Combine(_root, "artifacts", "crank", DateTime.Now.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
         Directory.CreateDirectory(Path.Combine(_jsonDir, "logs"));
         _jsonDir = Path.GetFullPath(_jsonDir);
-        Log($"results go to {Relative(_jsonDir)}");
+        Log($"results go to {Program.Relative(_root, _jsonDir)}");
         // TLS on either side: one certificate for every proxy and origin of the run, for the addresses they are reached at.
         _tlsDir = Path.Combine(_jsonDir, "tls");
         if (_o.ServerScheme == "https" || _o.DownstreamScheme == "https")
@@ -304,8 +301,6 @@ internal sealed class RunLocal
         Log("all runs succeeded");
         return 0;
     }
-
-    private string Relative(string path) => path.StartsWith(_root + "/", StringComparison.Ordinal) ? path[(_root.Length + 1)..] : path;
 
     private string JsonLog(string name) => Path.Combine(_jsonDir, "logs", name);
 
@@ -540,7 +535,7 @@ internal sealed class RunLocal
             ["warmQuietMethods"] = _o.WarmJit,
             ["warmQuietSeconds"] = Plan.WarmQuietSeconds,
         };
-        File.WriteAllText(Path.Combine(_jsonDir, "run.json"), run.ToJsonString(Indented) + "\n");
+        Program.WriteJson(Path.Combine(_jsonDir, "run.json"), run);
         var sessions = _o.OwnSessions ? "one per job (setsid: an autogroup each)" : "one for every job (as crank's agent)";
         File.WriteAllText(Path.Combine(_jsonDir, "machine.txt"), string.Join('\n',
             $"date:        {started}",
@@ -758,7 +753,7 @@ internal sealed class RunLocal
         var properties = json["jobResults"]!["properties"]!.AsObject();
         properties["steadyAttempts"] = I(attempt);
         properties["steadyHistory"] = string.Join("; ", history);
-        File.WriteAllText(output, json.ToJsonString(Indented) + "\n");
+        Program.WriteJson(output, json);
         var rps = Num(json["jobResults"]?["jobs"]?["load"]?["results"], "http/rps/mean");
         _progress?.Completed($"{s}.r{r}", $"{(rps is { } mean ? mean.ToString("N0", CultureInfo.InvariantCulture) : "?")} RPS, " +
             $"{(verdict switch { 1 => "steady", 0 => "NOT steady", _ => "steadiness n/a" })} after {attempt} attempt(s)");
@@ -1111,7 +1106,7 @@ internal sealed class RunLocal
             },
             ["benchmarks"] = new JsonArray(),
         };
-        File.WriteAllText(output, run.ToJsonString(Indented) + "\n");
+        Program.WriteJson(output, run);
 
         if (loadRc != 0)
         {
@@ -1183,7 +1178,7 @@ internal sealed class RunLocal
             return;
         }
         var log = JsonLog("report.log");
-        Log($"report: dotnet run --project analysis/Report -c Release -- {Relative(_jsonDir)} (log: logs/report.log)");
+        Log($"report: dotnet run --project analysis/Report -c Release -- {Program.Relative(_root, _jsonDir)} (log: logs/report.log)");
         File.WriteAllText(log, "");
         // 15 min: the first build of analysis/Report on a loaded 2-core box, then the charts.
         if (ProcessGroups.Run(["dotnet", "run", "--project", Path.Combine(_root, "analysis", "Report", "Report.csproj"), "-c", "Release", "--", _jsonDir, "--print-table"],
@@ -1202,7 +1197,7 @@ internal sealed class RunLocal
                 }
                 inside |= line.StartsWith("<!-- table:start -->", StringComparison.Ordinal);
             }
-            Log($"report: {Relative(_jsonDir)}/report.md");
+            Log($"report: {Program.Relative(_root, _jsonDir)}/report.md");
         }
         else
         {

@@ -2,8 +2,6 @@ using System.CommandLine;
 using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.InteropServices;
-using System.Text.Encodings.Web;
-using System.Text.Json;
 using System.Text.Json.Nodes;
 using System.Text.RegularExpressions;
 
@@ -40,7 +38,6 @@ internal sealed partial class Sweep
     private const int AdaptiveExtra = 10, RetryShare = 8;
     // Seconds kept at the end of the budget for the report.
     private const int ReportReserve = 45;
-    private static readonly JsonSerializerOptions Indented = new() { WriteIndented = true, Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
 
     private readonly SweepOptions _o;
     private readonly string _root, _command;
@@ -277,8 +274,6 @@ internal sealed partial class Sweep
         (_rounds * ((_points.Count * InvocationOverhead) + ((1 + _retries) * ((_runsPerRound * (warmup + duration + RunOverhead))
             + (_dotnetRunsPerRound * Adaptive * (_warmupMax - warmup)))))) + Reserve;
 
-    private string Relative(string path) => path.StartsWith(_root + "/", StringComparison.Ordinal) ? path[(_root.Length + 1)..] : path;
-
     private string DefaultOut()
     {
         var model = CpuModel().ToLowerInvariant();
@@ -322,7 +317,7 @@ internal sealed partial class Sweep
             Log($"  {p.Name}: -c {p.Connections}, path {p.Path}{(p.Profile.Length > 0 ? $", --{p.Profile}" : "")}: {string.Join(' ', p.Scenarios)}");
         }
         Log($"estimate: ~{(total + 59) / 60} min of a {_budgetMinutes} min budget (with the typical adaptive warm-up and retries; at most "
-            + $"~{(Longest(_warmup, _duration) + 59) / 60} min if every .NET run needed the {_warmupMax}s cap and every run all {_retries + 1} attempts); results: {Relative(_out)}");
+            + $"~{(Longest(_warmup, _duration) + 59) / 60} min if every .NET run needed the {_warmupMax}s cap and every run all {_retries + 1} attempts); results: {Program.Relative(_root, _out)}");
         if (total > _budgetMinutes * 60)
         {
             Warn($"the plan does not fit the budget even with {_warmup}s + {_duration}s runs: the last rounds will be cut (fewer points, sizes or rounds, or a larger --budget-minutes)");
@@ -352,10 +347,10 @@ internal sealed partial class Sweep
         }
         if (_o.Report)
         {
-            Log($"report: dotnet run --project analysis/Report -c Release -- {Relative(_out)}");
+            Log($"report: dotnet run --project analysis/Report -c Release -- {Program.Relative(_root, _out)}");
             if (RunTee(["timeout", "300", "dotnet", "run", "--project", Path.Combine(_root, "analysis", "Report", "Report.csproj"), "-c", "Release", "--", _out]) == 0)
             {
-                Log($"report: {Relative(_out)}/report.md");
+                Log($"report: {Program.Relative(_root, _out)}/report.md");
             }
             else
             {
@@ -543,7 +538,7 @@ internal sealed partial class Sweep
         string Out(string[] cmd) => ProcessGroups.Run(cmd, TimeSpan.FromSeconds(30), _root).Out;
         _gitHead = ProcessGroups.Run(["git", "-C", _root, "rev-parse", "HEAD"], TimeSpan.FromSeconds(30)) is (0, var h) ? h.Trim() : "unknown";
         // Leaving out the sitting's own output folder, which this sweep has just created inside the repository.
-        _dirty = Out(["git", "-C", _root, "status", "--porcelain", "--", ".", $":(exclude){Relative(_out)}"]).Trim().Length > 0;
+        _dirty = Out(["git", "-C", _root, "status", "--porcelain", "--", ".", $":(exclude){Program.Relative(_root, _out)}"]).Trim().Length > 0;
         _cpuModel = CpuModel();
         _kernel = Out(["uname", "-r"]).Trim();
         _sdk = Shell.Which("dotnet") is null ? "none" : Out(["dotnet", "--version"]).Trim();
@@ -594,6 +589,6 @@ internal sealed partial class Sweep
             ["sourceStateAtStart"] = _startState,
             ["warnings"] = new JsonArray([.. _warnings.Select(w => JsonValue.Create(w))]),
         };
-        File.WriteAllText(Path.Combine(_out, "sweep.json"), json.ToJsonString(Indented) + "\n");
+        Program.WriteJson(Path.Combine(_out, "sweep.json"), json);
     }
 }

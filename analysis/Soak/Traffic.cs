@@ -323,8 +323,6 @@ internal sealed class Pacer
         Interlocked.Exchange(ref _turns, 0);
     }
 
-    public long Turns => Interlocked.Read(ref _turns);
-
     public async Task WaitTurnAsync(CancellationToken stop)
     {
         var rate = Volatile.Read(ref _perSecond);
