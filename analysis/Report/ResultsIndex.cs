@@ -22,7 +22,7 @@ internal static partial class ResultsIndex
     {
         try
         {
-            return Write(RepositoryRoot(), print);
+            return Write(Checkout.Root(), print);
         }
         catch (Exception e) when (e is ReportException or IOException or UnauthorizedAccessException)
         {
@@ -158,23 +158,6 @@ internal static partial class ResultsIndex
             .ReplaceFirst("pinned load=cpu0 application,downstream=cpu1", "load alone on CPU 0");
         var command = note is null ? null : JsonDirOption().Replace(OutOption().Replace(note.Command, "", 1), "", 1);
         return $"| {link} | {kind} | {Or(commit)}{dirty} | `{Or(command)}` | {Or(topology)} | {Or(points)} |";
-    }
-
-    /// <summary>The checkout this build belongs to (LLRP_ROOT, else the folder above the assembly that holds LLRP.slnx).</summary>
-    public static string RepositoryRoot()
-    {
-        if (Environment.GetEnvironmentVariable("LLRP_ROOT") is { Length: > 0 } root)
-        {
-            return Path.GetFullPath(root);
-        }
-        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "LLRP.slnx")))
-            {
-                return dir.FullName;
-            }
-        }
-        throw new ReportException($"no LLRP.slnx above {AppContext.BaseDirectory}: set LLRP_ROOT");
     }
 
     private static string ReplaceFirst(this string s, string what, string with) =>

@@ -20,17 +20,17 @@ internal static class Program
         switch (args.FirstOrDefault())
         {
             case "run-local":
-                return RunLocal.Run(args[1..], RepositoryRoot());
+                return RunLocal.Run(args[1..], Checkout.Root());
             case "comparisons":
-                return Comparisons.Run(args[1..], RepositoryRoot());
+                return Comparisons.Run(args[1..], Checkout.Root());
             case "sweep":
-                return Sweep.Run(args[1..], RepositoryRoot());
+                return Sweep.Run(args[1..], Checkout.Root());
             case "ab-options":
-                return AbOptions.Run(args[1..], RepositoryRoot());
+                return AbOptions.Run(args[1..], Checkout.Root());
             case "fixed-rate":
-                return FixedRateStudy.Run(args[1..], RepositoryRoot());
+                return FixedRateStudy.Run(args[1..], Checkout.Root());
             case "stepped":
-                return SteppedStudy.Run(args[1..], RepositoryRoot());
+                return SteppedStudy.Run(args[1..], Checkout.Root());
             case "order" when args.Length >= 2 && int.TryParse(args[1], NumberStyles.None, CultureInfo.InvariantCulture, out var round) && round >= 1:
                 foreach (var item in Rounds.Order(round, args[2..]))
                 {
@@ -41,23 +41,6 @@ internal static class Program
                 Console.Error.WriteLine("runner: usage: Runner run-local|sweep|fixed-rate|stepped [options] [SCENARIO...] | Runner comparisons COMPARISON [options] | Runner ab-options [--summary] OUT NAME=... | Runner order ROUND ITEM... (ROUND >= 1)");
                 return 2;
         }
-    }
-
-    /// <summary>The checkout this build belongs to (LLRP_ROOT, else the folder above the assembly that holds LLRP.slnx).</summary>
-    public static string RepositoryRoot()
-    {
-        if (Environment.GetEnvironmentVariable("LLRP_ROOT") is { Length: > 0 } root)
-        {
-            return Path.GetFullPath(root);
-        }
-        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "LLRP.slnx")))
-            {
-                return dir.FullName;
-            }
-        }
-        throw new InvalidOperationException($"no LLRP.slnx above {AppContext.BaseDirectory}: set LLRP_ROOT");
     }
 
     private static readonly JsonSerializerOptions Indented = new() { WriteIndented = true, Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };

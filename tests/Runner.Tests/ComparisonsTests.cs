@@ -51,7 +51,7 @@ public sealed partial class ComparisonsRunTests
     [InlineData("sweep --proxy-port 8080 --downstream-port 8080", "comparisons: the replicas' ports 8080..8084 include the proxy's 8080 (see --help)")]
     public void ARefusalIsOneLineAndExit2(string args, string message)
     {
-        var (code, output) = ConsoleCapture.Comparisons(Program.RepositoryRoot(), null, Runner.Comparisons.AgentPort,
+        var (code, output) = ConsoleCapture.Comparisons(Checkout.Root(), null, Runner.Comparisons.AgentPort,
             args.Split(' ', StringSplitOptions.RemoveEmptyEntries));
         Assert.Equal(2, code);
         Assert.Equal(message + "\n", output);
@@ -63,7 +63,7 @@ public sealed partial class ComparisonsRunTests
     [InlineData("ab --rounds 2 --help")]
     public void HelpIsTheHelpText(string args)
     {
-        var (code, output) = ConsoleCapture.Comparisons(Program.RepositoryRoot(), null, Runner.Comparisons.AgentPort, args.Split(' '));
+        var (code, output) = ConsoleCapture.Comparisons(Checkout.Root(), null, Runner.Comparisons.AgentPort, args.Split(' '));
         Assert.Equal(0, code);
         Assert.Contains("crank/run-local.sh [<COMPARISON>] [options]", output, StringComparison.Ordinal);
         Assert.Matches(@"--ramp-start <R> +ramp: the first rate \(req/s\) \[default: 4000\]", output);
@@ -235,7 +235,7 @@ public sealed class ComparisonOptionTests
     [Fact]
     public void BadOptionIsOneLineAndExitTwo()
     {
-        var (code, output) = ConsoleCapture.Comparisons(Program.RepositoryRoot(), null, Runner.Comparisons.AgentPort, "ab", "--rounds", "0");
+        var (code, output) = ConsoleCapture.Comparisons(Checkout.Root(), null, Runner.Comparisons.AgentPort, "ab", "--rounds", "0");
         Assert.Equal(2, code);
         Assert.Equal("comparisons: --rounds needs a whole number >= 1, got '0' (see --help)\n", output);
     }

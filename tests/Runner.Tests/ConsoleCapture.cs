@@ -29,14 +29,14 @@ internal static partial class ConsoleCapture
     /// <summary>run-local with these arguments on a 2-CPU machine without crank: exit status and stdout + stderr, log times replaced by HH:MM:SS.</summary>
     public static (int Code, string Output) RunLocal(params string[] args)
     {
-        var (code, output) = Capture(() => Runner.RunLocal.Run(args, Program.RepositoryRoot(), new Machine(2, null, null)));
+        var (code, output) = Capture(() => Runner.RunLocal.Run(args, Checkout.Root(), new Machine(2, null, null)));
         return (code, LogTime().Replace(output, "[run-local HH:MM:SS]"));
     }
 
     /// <summary>analysis/sweep.sh with these arguments: exit status and stdout + stderr, log stamps replaced.</summary>
     public static (int Code, string Output) Sweep(params string[] args)
     {
-        var (code, output) = Capture(() => Runner.Sweep.Run(args, Program.RepositoryRoot()));
+        var (code, output) = Capture(() => Runner.Sweep.Run(args, Checkout.Root()));
         return (code, SweepStamp().Replace(output, "[sweep HH:MM:SS +0s]"));
     }
 
@@ -49,7 +49,7 @@ internal static partial class ConsoleCapture
     }
 
     /// <summary>analysis/ab-options.sh with these arguments: exit status and stdout + stderr.</summary>
-    public static (int Code, string Output) AbOptions(params string[] args) => Capture(() => Runner.AbOptions.Run(args, Program.RepositoryRoot()));
+    public static (int Code, string Output) AbOptions(params string[] args) => Capture(() => Runner.AbOptions.Run(args, Checkout.Root()));
 
     [GeneratedRegex(@"\[comparisons \d\d:\d\d:\d\d\]")]
     private static partial Regex ComparisonsTime();

@@ -112,7 +112,7 @@ public sealed class H2LoadOptionsTests
     [Fact]
     public void FrontEndOptionIsLlrpOwn() =>
         Assert.Contains($"new(\"{Protocols.FrontEndOption[2..]}\", ",
-            File.ReadAllText(Path.Combine(Program.RepositoryRoot(), "src", "LLRP", "CommandLine.cs")));
+            File.ReadAllText(Path.Combine(Checkout.Root(), "src", "LLRP", "CommandLine.cs")));
 
     /// <summary>"ENV|ARGS", each joined with spaces.</summary>
     [Fact]

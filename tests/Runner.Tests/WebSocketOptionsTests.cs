@@ -66,7 +66,7 @@ public sealed class WebSocketOptionsTests
     [Fact]
     public void EveryWebSocketScenarioIsInBenchmarksYml()
     {
-        var yml = File.ReadAllText(Path.Combine(Program.RepositoryRoot(), "benchmarks.yml"));
+        var yml = File.ReadAllText(Path.Combine(Checkout.Root(), "benchmarks.yml"));
         foreach (var s in Options.WebSocketScenarios)
         {
             Assert.Contains($"\n  websocket-{s}:\n", yml, StringComparison.Ordinal);
