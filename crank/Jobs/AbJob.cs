@@ -5,12 +5,7 @@ using static LLRP.Jobs.ToolText;
 
 namespace LLRP.Jobs;
 
-/// <summary>crank/ab-job.sh: the load job of the "ab" comparison: ApacheBench (Debian's apache2-utils) with many
-/// concurrent clients on one page, the way the published Netflix Zuul vs nginx comparison measured (ab, 200 concurrent
-/// clients, one 26 KB page, direct and through each proxy). Used by benchmarks.yml (scenarios ab-*) and by
-/// the runner's comparisons (`crank/run-local.sh ab`). An unmeasured warm-up, then the measured ab as a child announced with
-/// "##ChildProcessId:&lt;pid&gt;" on stderr (crank's protocol: the agent measures ab, not this job), then crank's
-/// statistics block from ab's report.</summary>
+/// <summary>crank/ab-job.sh, the "ab" comparison's load job (ApacheBench): <see cref="Help"/> says what it runs and reports.</summary>
 internal static partial class AbJob
 {
     public const string Help = """

@@ -1,13 +1,7 @@
 namespace LLRP.Jobs;
 
-/// <summary>crank "executable" job (and run-local.sh job) that runs Debian's Caddy as the proxy (port 8080 by default),
-/// a peer of nginx and HAProxy.
-///
-/// It validates crank/caddy/Caddyfile ("caddy validate"), then runs "caddy run" (foreground, one process) as its child,
-/// announced with "##ChildProcessId:&lt;pid&gt;" so that what a crank agent tracks is Caddy itself, probes the port and
-/// prints the ready line once it accepts connections. Caddy exits on SIGTERM and SIGINT; the job passes them on and
-/// exits with Caddy's status. Caddy substitutes the Caddyfile's "{$VAR}"s from the environment the job gives it, which
-/// also chooses the Caddyfile's snippets (TLS on either side). --help lists the environment.</summary>
+/// <summary>crank/caddy-job.sh, Debian's Caddy as the proxy (its Caddyfile's "{$VAR}"s and snippets from the job's
+/// environment): <see cref="Help"/> says how it runs and what it takes.</summary>
 internal static class CaddyJob
 {
     public const string Name = "caddy-job";

@@ -1,17 +1,7 @@
 namespace LLRP.Jobs;
 
-/// <summary>The load job of the fixed-rate (open-loop) scenarios (benchmarks.yml: job "fixedrate", scenarios
-/// fixedrate-*; crank/run-local.sh --load fixedrate): requests go out at a set rate whatever the server's pace, and
-/// every request is timed from when it was due, so a stall shows in the latencies of every request it held back
-/// (coordinated omission corrected). The tool is h2load over HTTP/1.1 (--h1 --rps RATE/CONNECTIONS); each connection's
-/// timer makes a request due every CONNECTIONS/RATE seconds, and one that falls due while the previous answer is still
-/// out waits, then goes out with the others that waited, and h2load times it from that late send. The connections
-/// start together and tick together, so the k-th request sent was due at the k-th due time,
-/// due(k) = first send + floor(k / CONNECTIONS) * CONNECTIONS / RATE, and its latency is its end minus due(k), or
-/// h2load's own time when that is longer (h2load counts the requests due with round(), so a late timer tick may send
-/// one up to half an interval early). Requests due in the window without an answer at its end count with the time
-/// from their due time to the window's end, a lower bound, so an overloaded server's tail is not cut off.
-/// <see cref="Help"/> lists the statistics and options.</summary>
+/// <summary>crank/fixedrate-job.sh, the fixed-rate (open-loop) load job, every request timed from when it was due:
+/// <see cref="Help"/> gives the due times, the figures and the options.</summary>
 internal static class FixedRateJob
 {
     public const string Help = """

@@ -1,19 +1,7 @@
 namespace LLRP.Jobs;
 
-/// <summary>The load job of the HTTP/2 scenarios (benchmarks.yml: job "h2load", scenarios h2load-*; crank/run-local.sh
-/// --load h2load): h2load (Debian's nghttp2-client) over HTTP/2, closed loop by default: -c connections, each with up to
-/// -m streams in flight, a new request on a stream as soon as its answer is in (the .NET team's proxy lab: connections
-/// = cores, 100 streams each). https:// URLs negotiate h2 with ALPN; http:// URLs speak prior-knowledge h2c. A run
-/// whose connections did not speak h2 (a server that chose http/1.1 in ALPN, or answered h2c with HTTP/1.1) fails with
-/// exit code 5: it measured something else.
-/// With --rate R the load is open loop instead (the stepped comparison, `crank/run-local.sh stepped`): R requests/s over all
-/// connections (h2load --rps R/CONNECTIONS per connection). A request falls due on its connection's timer and goes out
-/// at once while fewer than -m streams are in flight there, so a slow server is not shielded by held-back requests
-/// until a connection has -m outstanding; h2load times each request from when it sent it, and the rate it really sent
-/// (h2load/sent) shows when requests were held back.
-/// Like the wrk job: an unmeasured warm-up run (<see cref="Warmup"/>), then the measured run as a ##ChildProcessId
-/// child between the hook's measure-start and measure-end; the statistics under the wrk job's names (<see cref="Help"/>
-/// lists them).</summary>
+/// <summary>crank/h2load-job.sh, the HTTP/2 load job (closed loop, or open loop with --rate), its runs as the wrk job's
+/// (<see cref="Warmup"/>, the measured run a ##ChildProcessId child): <see cref="Help"/> says the rest.</summary>
 internal static class H2LoadJob
 {
     public const string Help = """

@@ -1,12 +1,6 @@
 namespace LLRP.Jobs;
 
-/// <summary>crank "executable" job (and run-local.sh job) that runs Debian's h2o as the proxy (port 8080 by default), a
-/// peer of nginx and HAProxy.
-///
-/// It renders crank/h2o/h2o.conf into a temp file, checks it ("h2o -t"), then runs "h2o -c" (foreground) as its child,
-/// announced with "##ChildProcessId:&lt;pid&gt;" so that what a crank agent tracks is h2o itself, probes the port and
-/// prints the ready line once it accepts connections. h2o exits on SIGTERM (graceful) and SIGINT; the job passes them
-/// on and exits with h2o's status. --help lists the environment.</summary>
+/// <summary>crank/h2o-job.sh, Debian's h2o as the proxy: <see cref="Help"/> says how it runs and what it takes.</summary>
 internal static class H2oJob
 {
     public const string Name = "h2o-job";

@@ -1,14 +1,7 @@
 namespace LLRP.Jobs;
 
-/// <summary>crank "executable" job (and run-local.sh job) that runs Debian's HAProxy as the proxy (port 8080 by
-/// default).
-///
-/// It validates crank/haproxy/haproxy.cfg ("haproxy -c"), then runs "haproxy -db" (foreground, no master process) as
-/// its child, announced with "##ChildProcessId:&lt;pid&gt;" so that what a crank agent tracks is the HAProxy process
-/// doing the work, probes the port and prints the ready line once it accepts connections. HAProxy exits on SIGTERM
-/// (hard stop) and SIGUSR1 (soft stop); the job passes both on and exits with HAProxy's status. HAProxy expands the
-/// config's "${VAR}"s and ".if defined(...)" blocks from the environment the job gives it. --help lists the
-/// environment.</summary>
+/// <summary>crank/haproxy-job.sh, Debian's HAProxy as the proxy (its config's "${VAR}"s and ".if defined(...)" blocks
+/// from the job's environment): <see cref="Help"/> says how it runs and what it takes.</summary>
 internal static class HaproxyJob
 {
     public const string Name = "haproxy-job";

@@ -1,13 +1,7 @@
 namespace LLRP.Jobs;
 
-/// <summary>crank "executable" job (and run-local.sh job) that runs Debian's nginx as the proxy (port 8080 by default),
-/// or with NGINX_CONFIG=origin.conf as the origin (run-local.sh --origin nginx).
-///
-/// It renders crank/nginx/nginx.conf into a writable work folder, checks it with "nginx -t", then runs nginx as its
-/// child, announced with "##ChildProcessId:&lt;pid&gt;" so that what a crank agent tracks (CPU, working set, SIGTERM on
-/// stop) is nginx itself, probes the port and prints the ready line once it accepts connections. nginx runs with
-/// "master_process off; daemon off;": one process, which exits on SIGTERM (the job passes SIGTERM and SIGINT on and
-/// exits with nginx's status). --help lists the environment.</summary>
+/// <summary>crank/nginx-job.sh, Debian's nginx as the proxy or (NGINX_CONFIG=origin.conf) the origin: <see cref="Help"/>
+/// says how it runs and what it takes.</summary>
 internal static class NginxJob
 {
     public const string Name = "nginx-job";

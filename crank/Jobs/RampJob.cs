@@ -5,14 +5,8 @@ using System.Text.RegularExpressions;
 
 namespace LLRP.Jobs;
 
-/// <summary>The load job of the "ramp" comparison: an open-loop load at rising request rates until the proxy
-/// saturates, the shape of the published nginx vs Pingora comparison (a slowly rising load; p99 latency, throughput,
-/// availability and the proxy's CPU and memory against time). Used by benchmarks.yml (scenarios ramp-*) and by
-/// the runner's comparisons (`crank/run-local.sh ramp`). Each step runs h2load over HTTP/1.1 at a fixed rate for a fixed time and reports the offered
-/// rate, the rate h2load really sent (an HTTP/1.1 connection carries one request at a time, so a proxy slower than
-/// CONNECTIONS / RATE seconds per request holds requests back and the sent rate falls below the offered one: raise -c),
-/// the achieved rate of 2xx responses, p50 and p99 from h2load's per-request log, the availability, and the proxy's CPU
-/// and resident memory. <see cref="Help"/> has the rest: where the default range comes from, the bounds.</summary>
+/// <summary>crank/ramp-job.sh, the "ramp" comparison's load job (open loop at rising rates until the proxy saturates):
+/// <see cref="Help"/> says what each step runs and reports, and the bounds.</summary>
 internal static partial class RampJob
 {
     public const string Help = """

@@ -3,11 +3,8 @@ using System.Security.Cryptography.X509Certificates;
 
 namespace LLRP.Jobs;
 
-/// <summary>The load job of the WebSocket scenarios (benchmarks.yml: job "websocket", scenarios websocket-*;
-/// crank/run-local.sh --load websocket): .NET's ClientWebSocket, no packaged tool speaking WebSocket here. Each connection
-/// sends one binary message, waits for its echo (Downstream's /ws, through the proxy's tunnel), checks it byte for byte
-/// and sends the next: round trips per second are the scenario's requests per second, so the runner's RPS and CPU per
-/// request are messages (<see cref="Help"/> lists the figures).</summary>
+/// <summary>crank/websocket-job.sh, the WebSocket load job (round trips of echoed messages are its requests):
+/// <see cref="Help"/> lists the figures.</summary>
 internal static class WebSocketJob
 {
     private const string Job = "websocket-job";

@@ -5,15 +5,8 @@ using static LLRP.Jobs.ToolText;
 
 namespace LLRP.Jobs;
 
-/// <summary>crank/wrk-job.sh: the load job of LLRP's crank scenarios, and the same job the offline runner
-/// (run-local.sh) uses. It stands in for crank's own wrk job (Microsoft.Crank.Jobs.Wrk), which the agent would
-/// git-clone and build from GitHub, impossible offline (docs/crank-offline.md). It drives Debian's wrk 4.1.0 the same
-/// way: one request timed on its own (http/firstrequest), for an https URL a TLS probe with OpenSSL's client, an
-/// unmeasured warm-up run (fixed or adaptive: <see cref="Warmup"/>), then the measured run with --latency as a child
-/// announced with "##ChildProcessId:&lt;pid&gt;" (crank's protocol: the agent measures wrk's CPU and memory, not the
-/// job's); it parses wrk's text report and prints crank's stdout statistics block with the names and operations
-/// crank's wrk job registers: every figure under "wrk/..." and "http/..." at once, Max as the aggregate, Sum as the
-/// reduction of counts and rates, Max for the latency percentiles. crank/wrk-request.lua stays wrk's script.</summary>
+/// <summary>crank/wrk-job.sh, LLRP's stand-in for crank's own wrk job (which an offline agent cannot fetch), with an
+/// unmeasured warm-up (<see cref="Warmup"/>): <see cref="Help"/> says what it runs and reports.</summary>
 internal static partial class WrkJob
 {
     public const string Help = """
