@@ -6,17 +6,8 @@ using System.Text.RegularExpressions;
 
 namespace LLRP.Runner;
 
-/// <summary>The four published proxy comparisons as runs on one machine (`crank/run-local.sh scaling|sweep|ab|ramp|
-/// comparisons`; crank/README.md, "Comparisons", describes each one and its benchmarks.yml scenarios):
-///   scaling  horizontal scaling: 1, 2, 3, 5 Downstream replicas behind each proxy and each load-balancing policy, wrk
-///            with 200 connections (the published YARP load-balancing comparison: k6, 200 virtual users); RPS, p95
-///   sweep    10, 50, 100, 200 connections against /json (a small JSON answer) through llrp-llhttp, yarp, the tuned
-///            nginx, nginx-default (Debian's stock proxy settings: no upstream keep-alive) and haproxy; RPS, p90, p95
-///   ab       ApacheBench, 200 concurrent clients, one 26 KB page (/?s=26624), direct and through each proxy;
-///            requests/s, mean time per request, failed requests (crank/ab-job.sh)
-///   ramp     open-loop h2load at rising rates (crank/ramp-job.sh) through llrp-llhttp, nginx and haproxy: per step the
-///            offered and achieved rate, p50/p99, availability, the proxy's CPU and memory
-/// With crank every run is the comparison's benchmarks.yml scenario; otherwise the same job scripts run directly.</summary>
+/// <summary>The four published proxy comparisons (scaling, sweep, ab, ramp) as runs on one machine, `crank/run-local.sh
+/// scaling|sweep|ab|ramp|comparisons`: crank/README.md, "Comparisons", describes each one; <see cref="ComparisonOptions"/> its options.</summary>
 internal sealed partial class Comparisons
 {
     // Seconds a server has to print its ready text (crank's readyStateText), as run-local.

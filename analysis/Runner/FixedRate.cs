@@ -13,10 +13,8 @@ internal sealed class FixedRateOptions : LevelOptions
     public long? MaxRps;
 }
 
-/// <summary>Open-loop latency at shares of a measured maximum (`crank/run-local.sh fixed-rate`, formerly
-/// crank/fixedrate.sh): run-local --load fixedrate at each share of the best peer's maximum requests/s, one run-local
-/// call per share into DIR/p&lt;percent&gt;/, then analysis/Report --fixed-rate (the method of dpbench: latency at a
-/// share of the maximum load, beside direct at the same offered load).</summary>
+/// <summary>`crank/run-local.sh fixed-rate`, a study over levels (<see cref="Levels.Drive"/>): the levels are shares of
+/// a measured maximum; <see cref="Command"/> says the rest.</summary>
 internal static partial class FixedRateStudy
 {
     private static readonly string[] All =

@@ -42,7 +42,7 @@ internal abstract class LevelOptions
 /// and why it is skipped (null: it runs).</summary>
 internal sealed record Level(long Rate, string Folder, string Label, string? Skip = null);
 
-/// <summary>A study over levels as a configuration of <see cref="Levels.Drive{T}"/>: its name (log prefix, results
+/// <summary>A study over levels as a configuration of <see cref="Levels.Drive"/>: its name (log prefix, results
 /// folder prefix, plan and report file stem), the report's flag, the run-local options it sets before the passed ones
 /// (so a later one wins) and those it fixes after them at a rate, and the verdict on a scenario's runs at a level
 /// (results folder, scenario, rate: "ok" or why it failed; null keeps every scenario at every level).</summary>

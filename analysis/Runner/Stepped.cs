@@ -12,10 +12,8 @@ internal sealed class SteppedOptions : LevelOptions
     public string FailAchieved = "", FailAvailability = "";
 }
 
-/// <summary>The stepped comparison (`crank/run-local.sh stepped`, formerly crank/stepped.sh): HTTP/2 over TLS to the
-/// proxy, HTTP/1.1 to the origin, X-Forwarded-For on in every proxy, and the offered load (open loop, h2load --rps)
-/// stepped up until each proxy fails. Each step is one run-local call with every proxy still standing, into
-/// DIR/s&lt;rate&gt;/; a proxy that fails a step is not offered the next ones. Then analysis/Report --stepped.</summary>
+/// <summary>`crank/run-local.sh stepped`, a study over levels (<see cref="Levels.Drive"/>): the levels are offered rates,
+/// a proxy that fails one is not offered the next; <see cref="Command"/> says the rest.</summary>
 internal static partial class SteppedStudy
 {
     private static readonly string[] All =
