@@ -97,25 +97,21 @@ internal static partial class WrkJob
         var preset = "plaintext";
         var framing = "content-length";
         var headers = new List<string>();
-        // Values are read as given and checked after the whole command line, in the bash's order.
-        string warmupText = $"{warmup}", durationText = $"{duration}", threadsText = $"{threads}", connectionsText = $"{connections}";
-        string bodySizeText = "0";
-        string? maxErrorsText = null, warmupMaxText = null;
         var a = new JobArgs(args);
         while (a.Next(out var arg))
         {
             switch (arg)
             {
-                case "-w" or "--warmup": warmupText = a.Value(arg); break;
-                case "--warmup-max": warmupMaxText = a.Value(arg); break;
-                case "-d" or "--duration": durationText = a.Value(arg); break;
-                case "-t" or "--threads": threadsText = a.Value(arg); break;
-                case "-c" or "--connections": connectionsText = a.Value(arg); break;
+                case "-w" or "--warmup": warmup = a.WholeNumber(arg); break;
+                case "--warmup-max": warmupMax = a.WholeNumber(arg); break;
+                case "-d" or "--duration": duration = a.WholeNumber(arg); break;
+                case "-t" or "--threads": threads = a.WholeNumber(arg); break;
+                case "-c" or "--connections": connections = a.WholeNumber(arg); break;
                 case "--timeout": timeout = a.Value(arg); break;
                 case "--headers": preset = a.Value(arg); break;
                 case "-H" or "--header": headers.Add(a.Value(arg)); break;
-                case "--max-errors": maxErrorsText = a.Value(arg); break;
-                case "--body-size": bodySizeText = a.Value(arg); break;
+                case "--max-errors": maxErrors = a.WholeNumber(arg); break;
+                case "--body-size": bodySize = a.WholeNumber(arg); break;
                 case "--body-framing": framing = a.Value(arg); break;
                 case "--parse": parse = a.Value(arg); break;
                 case "--parse-tls": parseTls = [a.Value(arg), a.Value(arg)]; break;
@@ -129,13 +125,6 @@ internal static partial class WrkJob
         {
             throw JobFailure.BadUsage("missing URL");
         }
-        warmup = WholeNumberOf(warmupText);
-        duration = WholeNumberOf(durationText);
-        threads = WholeNumberOf(threadsText);
-        connections = WholeNumberOf(connectionsText);
-        bodySize = WholeNumberOf(bodySizeText);
-        maxErrors = maxErrorsText is null ? null : WholeNumberOf(maxErrorsText);
-        warmupMax = warmupMaxText is null ? null : WholeNumberOf(warmupMaxText);
         if (duration <= 0)
         {
             throw JobFailure.BadUsage("duration must be > 0");
