@@ -124,24 +124,11 @@ internal static class Comparisons
           .Append("more replicas cannot add capacity, so the table shows what each policy costs, not horizontal gains ")
           .Append("(the multimachine profile places the replicas elsewhere).\n\n");
         var counts = runs.Select(x => x.Replicas).Distinct().Order().ToArray();
-        md.Append("| proxy / policy |");
-        foreach (var n in counts)
-        {
-            md.Append(CultureInfo.InvariantCulture, $" {n} replica{(n == 1 ? "" : "s")} |");
-        }
-        md.Append("\n|---|").Append(string.Concat(Enumerable.Repeat("---:|", counts.Length))).Append('\n');
-        foreach (var group in runs.GroupBy(x => (x.Proxy, x.Policy)).OrderBy(g => ProxyRank(g.Key.Proxy)).ThenBy(g => g.Key.Policy, StringComparer.Ordinal))
-        {
-            var label = group.Key.Policy is "" or "-" ? $"{group.Key.Proxy} (round-robin)" : $"{group.Key.Proxy} / {group.Key.Policy}";
-            md.Append(CultureInfo.InvariantCulture, $"| {label} |");
-            foreach (var n in counts)
-            {
-                var cell = group.Where(x => x.Replicas == n).ToList();
-                md.Append(cell.Count == 0 ? " - |" : $" {Format.N0(Median(cell, "wrk/rps/mean"))} rps, p95 {Format.Auto(Median(cell, "wrk/latency/95"))} ms |");
-            }
-            md.Append('\n');
-        }
-        md.Append('\n');
+        var groups = runs.GroupBy(x => (x.Proxy, x.Policy)).OrderBy(g => ProxyRank(g.Key.Proxy)).ThenBy(g => g.Key.Policy, StringComparer.Ordinal)
+            .Select(g => (Label: g.Key.Policy is "" or "-" ? $"{g.Key.Proxy} (round-robin)" : $"{g.Key.Proxy} / {g.Key.Policy}", Runs: g.ToList())).ToList();
+        Levels.Table(md, "proxy / policy", counts, n => $"{n} replica{(n == 1 ? "" : "s")}", [.. groups.Select(g => g.Label)], (label, n) =>
+            groups.First(g => g.Label == label).Runs.Where(x => x.Replicas == n).ToList() is { Count: > 0 } cell
+                ? $"{Format.N0(Median(cell, "wrk/rps/mean"))} rps, p95 {Format.Auto(Median(cell, "wrk/latency/95"))} ms" : Format.None);
     }
 
     private static void Sweep(StringBuilder md, List<ComparisonRun> runs, string outDir, bool png)
@@ -155,30 +142,13 @@ internal static class Comparisons
           .Append("nginx-default is nginx with Debian's stock proxy settings (HTTP/1.0 to the downstream, no upstream keep-alive), ")
           .Append("nginx the tuned configuration.\n\n");
         var conns = runs.Select(x => x.Connections).Distinct().Order().ToArray();
-        md.Append("| proxy |");
-        foreach (var c in conns)
-        {
-            md.Append(CultureInfo.InvariantCulture, $" {c} connections |");
-        }
-        md.Append("\n|---|").Append(string.Concat(Enumerable.Repeat("---:|", conns.Length))).Append('\n');
         var proxies = runs.Select(x => x.Proxy).Distinct().OrderBy(ProxyRank).ToArray();
-        var series = new List<Series>();
-        foreach (var proxy in proxies)
-        {
-            md.Append(CultureInfo.InvariantCulture, $"| {proxy} |");
-            var values = new List<double?>();
-            foreach (var c in conns)
-            {
-                var cell = runs.Where(x => x.Proxy == proxy && x.Connections == c).ToList();
-                var rps = cell.Count == 0 ? null : Median(cell, "wrk/rps/mean");
-                values.Add(rps);
-                md.Append(cell.Count == 0 ? " - |"
-                    : $" {Format.N0(rps)} rps, p90 {Format.Auto(Median(cell, "wrk/latency/90"))} / p95 {Format.Auto(Median(cell, "wrk/latency/95"))} ms |");
-            }
-            md.Append('\n');
-            series.Add(new Series(proxy, values, Charts.ColorOf(proxy)));
-        }
-        md.Append('\n');
+        List<ComparisonRun> Cell(string proxy, int c) => [.. runs.Where(x => x.Proxy == proxy && x.Connections == c)];
+        Levels.Table(md, "proxy", conns, c => $"{c} connections", proxies, (proxy, c) => Cell(proxy, c) is { Count: > 0 } cell
+            ? $"{Format.N0(Median(cell, "wrk/rps/mean"))} rps, p90 {Format.Auto(Median(cell, "wrk/latency/90"))} / p95 {Format.Auto(Median(cell, "wrk/latency/95"))} ms"
+            : Format.None);
+        var series = proxies.Select(proxy => new Series(proxy,
+            [.. conns.Select(c => Cell(proxy, c) is { Count: > 0 } cell ? Median(cell, "wrk/rps/mean") : null)], Charts.ColorOf(proxy))).ToList();
         if (png)
         {
             var chart = Charts.LineChart("Concurrency sweep", "requests/s against connections, /json", "connections", "requests/s",

@@ -41,9 +41,9 @@ internal static class Levels
     public static List<string> Scenarios(IReadOnlyList<LevelRun> runs, string[] order) =>
         [.. order.Where(s => runs.Any(r => r.Scenario == s)), .. runs.Select(r => r.Scenario).Distinct().Where(s => !order.Contains(s)).Order(StringComparer.Ordinal)];
 
-    /// <summary>A table with a row per scenario and a column per level.</summary>
-    public static void Table(StringBuilder md, string first, IReadOnlyList<int> levels, Func<int, string> column, IReadOnlyList<string> scenarios,
-        Func<string, int, string> cell)
+    /// <summary>A table with a row per scenario and a column per level (the comparisons' tables too).</summary>
+    public static void Table<TLevel>(StringBuilder md, string first, IReadOnlyList<TLevel> levels, Func<TLevel, string> column, IReadOnlyList<string> scenarios,
+        Func<string, TLevel, string> cell)
     {
         md.Append(Inv, $"| {first} |").AppendJoin("", levels.Select(l => $" {column(l)} |"))
           .Append("\n|---|").Append(string.Concat(levels.Select(_ => "--:|"))).Append('\n');
