@@ -126,7 +126,7 @@ internal static class Comparisons
         var counts = runs.Select(x => x.Replicas).Distinct().Order().ToArray();
         var groups = runs.GroupBy(x => (x.Proxy, x.Policy)).OrderBy(g => ProxyRank(g.Key.Proxy)).ThenBy(g => g.Key.Policy, StringComparer.Ordinal)
             .Select(g => (Label: g.Key.Policy is "" or "-" ? $"{g.Key.Proxy} (round-robin)" : $"{g.Key.Proxy} / {g.Key.Policy}", Runs: g.ToList())).ToList();
-        Levels.Table(md, "proxy / policy", counts, n => $"{n} replica{(n == 1 ? "" : "s")}", [.. groups.Select(g => g.Label)], (label, n) =>
+        Format.Table(md, "proxy / policy", counts, n => $"{n} replica{(n == 1 ? "" : "s")}", [.. groups.Select(g => g.Label)], (label, n) =>
             groups.First(g => g.Label == label).Runs.Where(x => x.Replicas == n).ToList() is { Count: > 0 } cell
                 ? $"{Format.N0(Median(cell, "wrk/rps/mean"))} rps, p95 {Format.Auto(Median(cell, "wrk/latency/95"))} ms" : Format.None);
     }
@@ -144,7 +144,7 @@ internal static class Comparisons
         var conns = runs.Select(x => x.Connections).Distinct().Order().ToArray();
         var proxies = runs.Select(x => x.Proxy).Distinct().OrderBy(ProxyRank).ToArray();
         List<ComparisonRun> Cell(string proxy, int c) => [.. runs.Where(x => x.Proxy == proxy && x.Connections == c)];
-        Levels.Table(md, "proxy", conns, c => $"{c} connections", proxies, (proxy, c) => Cell(proxy, c) is { Count: > 0 } cell
+        Format.Table(md, "proxy", conns, c => $"{c} connections", proxies, (proxy, c) => Cell(proxy, c) is { Count: > 0 } cell
             ? $"{Format.N0(Median(cell, "wrk/rps/mean"))} rps, p90 {Format.Auto(Median(cell, "wrk/latency/90"))} / p95 {Format.Auto(Median(cell, "wrk/latency/95"))} ms"
             : Format.None);
         var series = proxies.Select(proxy => new Series(proxy,

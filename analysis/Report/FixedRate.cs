@@ -58,7 +58,7 @@ internal static class FixedRate
         List<LevelRun> Cell(string s, int p) => [.. ok.Where(r => r.Scenario == s && r.Level == p)];
 
         md.Append("## p99.9 against offered load (ms)\n\n");
-        Levels.Table(md, "scenario", percents, OfferedLabel, scenarios,
+        Format.Table(md, "scenario", percents, OfferedLabel, scenarios,
             (s, p) => Cell(s, p) is { Count: > 0 } cell ? Format.Auto(Levels.Median(cell, "http/latency/99.9")) : Format.None);
 
         foreach (var p in percents)

@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Text;
 
 namespace LLRP.Analysis;
 
@@ -35,4 +36,17 @@ internal static class Format
     };
 
     public static string Inline(string s) => s.Replace("|", "\\|", StringComparison.Ordinal).Replace("\n", " ", StringComparison.Ordinal);
+
+    /// <summary>A table with a row per scenario and a column per level (the level studies' and the comparisons' tables).</summary>
+    public static void Table<TLevel>(StringBuilder md, string first, IReadOnlyList<TLevel> levels, Func<TLevel, string> column, IReadOnlyList<string> scenarios,
+        Func<string, TLevel, string> cell)
+    {
+        md.Append(Inv, $"| {first} |").AppendJoin("", levels.Select(l => $" {column(l)} |"))
+          .Append("\n|---|").Append(string.Concat(levels.Select(_ => "--:|"))).Append('\n');
+        foreach (var s in scenarios)
+        {
+            md.Append(Inv, $"| {s} |").AppendJoin("", levels.Select(l => $" {cell(s, l)} |")).Append('\n');
+        }
+        md.Append('\n');
+    }
 }

@@ -41,19 +41,6 @@ internal static class Levels
     public static List<string> Scenarios(IReadOnlyList<LevelRun> runs, string[] order) =>
         [.. order.Where(s => runs.Any(r => r.Scenario == s)), .. runs.Select(r => r.Scenario).Distinct().Where(s => !order.Contains(s)).Order(StringComparer.Ordinal)];
 
-    /// <summary>A table with a row per scenario and a column per level (the comparisons' tables too).</summary>
-    public static void Table<TLevel>(StringBuilder md, string first, IReadOnlyList<TLevel> levels, Func<TLevel, string> column, IReadOnlyList<string> scenarios,
-        Func<string, TLevel, string> cell)
-    {
-        md.Append(Inv, $"| {first} |").AppendJoin("", levels.Select(l => $" {column(l)} |"))
-          .Append("\n|---|").Append(string.Concat(levels.Select(_ => "--:|"))).Append('\n');
-        foreach (var s in scenarios)
-        {
-            md.Append(Inv, $"| {s} |").AppendJoin("", levels.Select(l => $" {cell(s, l)} |")).Append('\n');
-        }
-        md.Append('\n');
-    }
-
     /// <summary>A chart of each scenario's medians of <paramref name="figure"/> against the level, saved as
     /// <paramref name="file"/> and linked; on a log scale when <paramref name="mayLog"/> and the values span more than a
     /// decade (within one decade it would show a single tick). <paramref name="yLabel"/> is given whether it is log.</summary>

@@ -94,7 +94,7 @@ internal static class Stepped
         foreach (var (name, label, file) in Figures)
         {
             md.Append(Inv, $"## {char.ToUpperInvariant(label[0])}{label[1..]}\n\n");
-            Levels.Table(md, "proxy", rates, rate => $"{Format.N0(rate)}/s", scenarios,
+            Format.Table(md, "proxy", rates, rate => $"{Format.N0(rate)}/s", scenarios,
                 (s, rate) => runs.Where(r => r.Scenario == s && r.Level == rate).ToList() is { Count: > 0 } cell ? Cell(name, Levels.Median(cell, name)) : Format.None);
             if (png && rates.Count > 0)
             {
