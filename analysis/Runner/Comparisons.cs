@@ -22,8 +22,6 @@ internal sealed partial class Comparisons
     private const int CrankSlackSeconds = 900;
     // 15 min: a cold publish of the largest app, or the first build of analysis/Report, on the loaded 2-core box.
     private const int PublishTimeoutSeconds = 900, ReportTimeoutSeconds = 900;
-    // apt-get: 10 min for the package lists, 15 for the installs (run-local's bounds).
-    private const int AptUpdateSeconds = 600, AptInstallSeconds = 900;
     // crank's agent (crank/README.md): the comparisons use a running one and never start their own.
     public const int AgentPort = 5010;
 
@@ -200,30 +198,7 @@ internal sealed partial class Comparisons
                 }
             }
         }
-        if (missing.Count == 0)
-        {
-            return;
-        }
-        var isRoot = ProcessGroups.Run(["id", "-u"], TimeSpan.FromSeconds(5)).Out.Trim() == "0";
-        if (_o.Install && isRoot && Shell.Which("apt-get") is not null)
-        {
-            Log($"installing {string.Join(' ', missing)} (apt-get)");
-            var apt = JsonLog("apt.log");
-            File.WriteAllText(apt, "");
-            if (ProcessGroups.Run(["apt-get", "update", "-qq"], TimeSpan.FromSeconds(AptUpdateSeconds), log: apt).Code != 0)
-            {
-                Warn("apt-get update failed (see logs/apt.log)");
-            }
-            Environment.SetEnvironmentVariable("DEBIAN_FRONTEND", "noninteractive");
-            if (ProcessGroups.Run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", .. missing], TimeSpan.FromSeconds(AptInstallSeconds), log: apt).Code != 0)
-            {
-                Warn("apt-get install failed (see logs/apt.log)");
-            }
-        }
-        else
-        {
-            Warn($"missing {string.Join(' ', missing)} and not installing them (not root, no apt-get, or --no-install)");
-        }
+        Shell.Install(missing, _o.Install, JsonLog("apt.log"), Log, Warn);
     }
 
     /// <summary>crank/publish.sh APP, once per invocation; false when it fails.</summary>

@@ -331,28 +331,7 @@ internal sealed class RunLocal
         {
             Need(_o.Scenarios.Contains(peer.Name), File.Exists(peer.Binary), peer.Package);
         }
-        if (missing.Count > 0)
-        {
-            var isRoot = ProcessGroups.Run(["id", "-u"], TimeSpan.FromSeconds(5)).Out.Trim() == "0";
-            if (_o.Install && isRoot && Shell.Which("apt-get") is not null)
-            {
-                Log($"installing {string.Join(' ', missing)} (apt-get)");
-                var apt = JsonLog("apt.log");
-                if (ProcessGroups.Run(["apt-get", "update", "-qq"], TimeSpan.FromSeconds(600), log: apt).Code != 0)
-                {
-                    Warn("apt-get update failed (see logs/apt.log)");
-                }
-                Environment.SetEnvironmentVariable("DEBIAN_FRONTEND", "noninteractive");
-                if (ProcessGroups.Run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", .. missing], TimeSpan.FromSeconds(900), log: apt).Code != 0)
-                {
-                    Warn("apt-get install failed (see logs/apt.log)");
-                }
-            }
-            else
-            {
-                Warn($"missing {string.Join(' ', missing)} and not installing them (not root, no apt-get, or --no-install)");
-            }
-        }
+        Shell.Install(missing, _o.Install, JsonLog("apt.log"), Log, Warn);
         string? fatal = Shell.Which("jq") is null ? "jq is required"
             : _o.Load != "websocket" && Shell.Which("wrk") is null ? "wrk is required (apt-get install -y wrk)"
             : _o.Load is "fixedrate" or "h2load" && Shell.Which("h2load") is null ? $"--load {_o.Load} needs h2load (apt-get install -y nghttp2-client)"
