@@ -106,8 +106,7 @@ internal static class Comparisons
     private static string Prop(JsonElement e, string name) => e.TryGetProperty(name, out var v) ? v.ToString() : "?";
 
     /// <summary>The median of the rounds' values of one figure, or null when no round has it.</summary>
-    public static double? Median(IEnumerable<ComparisonRun> runs, string figure) =>
-        Stats.Median(runs.Select(x => x.Figures.TryGetValue(figure, out var v) ? v : (double?)null));
+    public static double? Median(IEnumerable<ComparisonRun> runs, string figure) => Stats.Median(runs.Select(r => r.Figures), figure);
 
     private static int ProxyRank(string proxy) => Array.IndexOf(ProxyOrder, proxy) is var i and >= 0 ? i : ProxyOrder.Length;
 

@@ -31,7 +31,7 @@ internal static class Levels
 
     /// <summary>The median over the successful runs of one figure, or null.</summary>
     public static double? Median(IEnumerable<LevelRun> runs, string figure) =>
-        Stats.Median(runs.Where(r => !r.Failed).Select(x => x.Figures.TryGetValue(figure, out var v) ? v : (double?)null));
+        Stats.Median(runs.Where(r => !r.Failed).Select(r => r.Figures), figure);
 
     /// <summary>A plan's value as text (a string as it is, anything else as JSON), or null when the plan lacks it.</summary>
     public static string? Prop(JsonElement? plan, string name) =>

@@ -14,6 +14,10 @@ internal static class Stats
     /// <inheritdoc cref="Median(IEnumerable{double?})"/>
     public static double? Median(IEnumerable<double> values) => Median(values.Select(v => (double?)v));
 
+    /// <summary>Median of one named figure over runs' figures (a run without it left out).</summary>
+    public static double? Median(IEnumerable<IReadOnlyDictionary<string, double>> figures, string figure) =>
+        Median(figures.Select(f => f.TryGetValue(figure, out var v) ? v : (double?)null));
+
     public static double? Min(IEnumerable<double?> values) => values.OfType<double>().Where(double.IsFinite).Select(d => (double?)d).Min();
 
     public static double? Max(IEnumerable<double?> values) => values.OfType<double>().Where(double.IsFinite).Select(d => (double?)d).Max();
