@@ -1,5 +1,4 @@
 using System.CommandLine;
-using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.InteropServices;
 using System.Text;
@@ -102,14 +101,8 @@ internal static class AbOptions
             {
                 var eq = config.IndexOf('=');
                 var label = $"{config[..eq]}.r{r}";
-                var psi = new ProcessStartInfo("flock") { UseShellExecute = false };
-                foreach (var a in new[] { "-w", $"{lockWait}", lockFile, "timeout", $"{warmup + duration + 90}", Path.Combine(root, "crank", "runner.sh"), "ab-options", "--run", label, config[(eq + 1)..] })
-                {
-                    psi.ArgumentList.Add(a);
-                }
-                using var p = Process.Start(psi)!;
-                p.WaitForExit();
-                if (p.ExitCode == 0)
+                if (ProcessGroups.RunAttached(["flock", "-w", $"{lockWait}", lockFile, "timeout", $"{warmup + duration + 90}",
+                    Path.Combine(root, "crank", "runner.sh"), "ab-options", "--run", label, config[(eq + 1)..]]) == 0)
                 {
                     Console.Out.WriteLine($"{label} done");
                 }

@@ -96,15 +96,7 @@ internal static partial class FixedRateStudy
             {
                 continue;
             }
-            JsonNode? run;
-            try
-            {
-                run = JsonNode.Parse(File.ReadAllText(file));
-            }
-            catch (System.Text.Json.JsonException)
-            {
-                continue;
-            }
+            var run = Levels.ReadRun(file);
             var load = run?["jobResults"]?["jobs"]?["load"]?["results"];
             var rps = Levels.Num(load?["http/rps/mean"]);
             if (Levels.Num(run?["returnCode"]) != 0 || rps is null || load?["fixedrate/rate"] is not null)

@@ -116,6 +116,19 @@ internal static class Levels
         return 1;
     }
 
+    /// <summary>A run's result file, or null when it is not JSON (a file run-local did not finish).</summary>
+    public static JsonNode? ReadRun(string file)
+    {
+        try
+        {
+            return JsonNode.Parse(File.ReadAllText(file));
+        }
+        catch (JsonException)
+        {
+            return null;
+        }
+    }
+
     /// <summary>The number in a JSON value, or null (absent, null, a string...).</summary>
     public static double? Num(JsonNode? node) =>
         node is JsonValue v && v.GetValueKind() == JsonValueKind.Number ? v.GetValue<double>() : null;

@@ -29,16 +29,9 @@ internal sealed partial class ProcessGroups(Action<string> warn)
     public Process Start(string log, string dir, IEnumerable<string> command)
     {
         // sh redirects and execs the launcher, which execs the command: one PID throughout.
-        var psi = new ProcessStartInfo("/bin/sh") { UseShellExecute = false };
-        foreach (var a in new[] { "-c", "cd \"$1\" && l=\"$2\" && shift 2 && exec \"$@\" > \"$l\" 2>&1 < /dev/null", "sh", dir, log })
-        {
-            psi.ArgumentList.Add(a);
-        }
         string[] launcher = OwnSessions ? ["setsid"] : OwnGroup;
-        foreach (var a in launcher.Concat(command))
-        {
-            psi.ArgumentList.Add(a);
-        }
+        string[] shell = ["-c", "cd \"$1\" && l=\"$2\" && shift 2 && exec \"$@\" > \"$l\" 2>&1 < /dev/null", "sh", dir, log];
+        var psi = new ProcessStartInfo("/bin/sh", [.. shell, .. launcher, .. command]) { UseShellExecute = false };
         var p = Process.Start(psi) ?? throw new InvalidOperationException("cannot start /bin/sh");
         lock (_lock)
         {
@@ -132,15 +125,8 @@ internal sealed partial class ProcessGroups(Action<string> warn)
         {
             cmd = ["/bin/sh", "-c", "l=\"$1\" && shift && exec \"$@\" >> \"$l\" 2>&1 < /dev/null", "sh", log, .. cmd];
         }
-        var psi = new ProcessStartInfo(cmd[0]) { UseShellExecute = false, RedirectStandardOutput = log is null, RedirectStandardError = log is null };
-        foreach (var a in cmd.Skip(1))
-        {
-            psi.ArgumentList.Add(a);
-        }
-        if (workDir is not null)
-        {
-            psi.WorkingDirectory = workDir;
-        }
+        var psi = new ProcessStartInfo(cmd[0], cmd.Skip(1)) { UseShellExecute = false, RedirectStandardOutput = log is null, RedirectStandardError = log is null };
+        psi.WorkingDirectory = workDir ?? "";
         using var p = Process.Start(psi) ?? throw new InvalidOperationException($"cannot start {cmd[0]}");
         var stdout = log is null ? p.StandardOutput.ReadToEndAsync() : Task.FromResult("");
         var stderr = log is null ? p.StandardError.ReadToEndAsync() : Task.FromResult("");
@@ -182,15 +168,7 @@ internal sealed partial class ProcessGroups(Action<string> warn)
     public static int RunAttached(IEnumerable<string> command, string? workDir = null)
     {
         var cmd = command.ToList();
-        var psi = new ProcessStartInfo(cmd[0]) { UseShellExecute = false };
-        foreach (var a in cmd.Skip(1))
-        {
-            psi.ArgumentList.Add(a);
-        }
-        if (workDir is not null)
-        {
-            psi.WorkingDirectory = workDir;
-        }
+        var psi = new ProcessStartInfo(cmd[0], cmd.Skip(1)) { UseShellExecute = false, WorkingDirectory = workDir ?? "" };
         using var p = Process.Start(psi) ?? throw new InvalidOperationException($"cannot start {cmd[0]}");
         p.WaitForExit();
         return p.ExitCode;

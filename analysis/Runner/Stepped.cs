@@ -98,16 +98,8 @@ internal static partial class SteppedStudy
         var ok = new List<JsonNode?>();
         foreach (var file in files)
         {
-            JsonNode? run;
-            try
-            {
-                run = JsonNode.Parse(File.ReadAllText(file));
-            }
-            catch (System.Text.Json.JsonException)
-            {
-                // A file run-local did not finish is no successful run.
-                continue;
-            }
+            // A file run-local did not finish (no JSON) is no successful run.
+            var run = Levels.ReadRun(file);
             if (Levels.Num(run?["returnCode"]) == 0)
             {
                 ok.Add(run?["jobResults"]?["jobs"]?["load"]?["results"]);

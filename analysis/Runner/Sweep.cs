@@ -512,11 +512,7 @@ internal sealed partial class Sweep
     /// <summary>Runs a child in the repository root, its output on this console and in sweep.log; its exit status.</summary>
     private int RunTee(List<string> command)
     {
-        var psi = new ProcessStartInfo(command[0]) { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true, WorkingDirectory = _root };
-        foreach (var a in command.Skip(1))
-        {
-            psi.ArgumentList.Add(a);
-        }
+        var psi = new ProcessStartInfo(command[0], command.Skip(1)) { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true, WorkingDirectory = _root };
         using var p = new Process { StartInfo = psi };
         p.OutputDataReceived += (_, e) => { if (e.Data is not null) { Write(Console.Out, e.Data); } };
         p.ErrorDataReceived += (_, e) => { if (e.Data is not null) { Write(Console.Error, e.Data); } };
