@@ -99,13 +99,19 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(endPoint);
         options ??= LLHttpOptions.Default;
+        return ConnectAsync(Connector(endPoint, tls, options), options, cancellationToken);
+    }
+
+    /// <summary>How to open a transport to <paramref name="endPoint"/> on the options' engine, TLS over it when asked (HTTP/2 connections share it).</summary>
+    internal static Func<CancellationToken, ValueTask<Transport>> Connector(EndPoint endPoint, SslClientAuthenticationOptions? tls, LLHttpOptions options)
+    {
         var receiveBufferSize = options.ReceiveBufferSize;
         Func<CancellationToken, ValueTask<Transport>> tcp = options.SocketEngine == LLHttpSocketEngine.Epoll
             ? ct => EpollTransport.ConnectAsync(endPoint, receiveBufferSize, ct)
             : ct => SocketTransport.ConnectAsync(endPoint, receiveBufferSize, ct);
         return tls is null
-            ? ConnectAsync(tcp, options, cancellationToken)
-            : ConnectAsync(async ct => await TlsTransport.AuthenticateAsync(await tcp(ct).ConfigureAwait(false), tls, ct).ConfigureAwait(false), options, cancellationToken);
+            ? tcp
+            : async ct => await TlsTransport.AuthenticateAsync(await tcp(ct).ConfigureAwait(false), tls, ct).ConfigureAwait(false);
     }
 
     internal static async ValueTask<LLHttpConnection> ConnectAsync(
@@ -115,7 +121,7 @@ public sealed partial class LLHttpConnection : IDisposable, IAsyncDisposable
         return new LLHttpConnection(transport, options, connect);
     }
 
-    private static async ValueTask<Transport> ConnectTransportAsync(
+    internal static async ValueTask<Transport> ConnectTransportAsync(
         Func<CancellationToken, ValueTask<Transport>> connect, LLHttpOptions options, CancellationToken cancellationToken)
     {
         // A new connection already allocates a socket; one linked CTS per connect is noise next to that.

@@ -48,4 +48,15 @@ public enum LLHttpError : byte
     /// <summary>The TLS handshake failed: the certificate was not trusted, expired or for another name, or no protocol
     /// or cipher suite was shared. Nothing of the request was sent. A proxy answers 502.</summary>
     TlsHandshakeFailed,
+    /// <summary>HTTP/2: the server did not process the request (RST_STREAM REFUSED_STREAM, or the stream was above the
+    /// last-stream-id of its GOAWAY, RFC 9113 §8.7): it may be retried on another connection, whatever its method.</summary>
+    StreamRefused,
+    /// <summary>HTTP/2: the server reset the stream with a code other than REFUSED_STREAM, or this client reset it after a
+    /// malformed response. A proxy answers 502 (or aborts its client once the head was relayed).</summary>
+    StreamReset,
+    /// <summary>HTTP/2: the connection failed with a protocol error (ours or the server's GOAWAY with an error code), or
+    /// closed under its streams. Every stream on it fails with this.</summary>
+    Http2ConnectionError,
+    /// <summary>HTTP/2: the server did not acknowledge our SETTINGS within <see cref="LLHttpOptions.Http2SettingsAckTimeout"/>.</summary>
+    Http2SettingsTimeout,
 }

@@ -16,6 +16,12 @@ public sealed class LLHttpException : IOException
 
     /// <summary>True for the three timeout kinds.</summary>
     public bool IsTimeout => Error is LLHttpError.ConnectTimeout or LLHttpError.ResponseHeadTimeout or LLHttpError.BodyIdleTimeout;
+
+    /// <summary>
+    /// The server never processed the request (<see cref="LLHttpError.StreamRefused"/>): it may be sent again on another
+    /// connection, whatever its method (RFC 9113 §8.7), provided the caller still holds its body.
+    /// </summary>
+    public bool IsRetryable => Error is LLHttpError.StreamRefused;
 }
 
 internal static class ThrowHelper

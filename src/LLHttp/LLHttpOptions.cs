@@ -79,6 +79,20 @@ public sealed class LLHttpOptions
     /// </summary>
     public int ReceiveBufferSize { get; init; }
 
+    /// <summary>
+    /// HTTP/2: how long the server may take to acknowledge our SETTINGS before the connection fails with GOAWAY
+    /// SETTINGS_TIMEOUT (RFC 9113 §6.5.3 names no value). The codec's <c>Http2ConnectionOptions.DefaultSettingsAckTimeout</c>
+    /// (10 s, our choice), the same bound LLRP's front end holds its clients to.
+    /// </summary>
+    public TimeSpan Http2SettingsAckTimeout { get; init; } = LLHttp2.Connection.Http2ConnectionOptions.DefaultSettingsAckTimeout;
+
+    /// <summary>
+    /// HTTP/2: streams opened at most on one connection, even when the server allows more. The codec's
+    /// <c>Http2ConnectionOptions.DefaultMaxConcurrentStreams</c> (100, Kestrel's MaxStreamsPerConnection default); the
+    /// server's SETTINGS_MAX_CONCURRENT_STREAMS lowers it.
+    /// </summary>
+    public int Http2MaxConcurrentStreams { get; init; } = LLHttp2.Connection.Http2ConnectionOptions.DefaultMaxConcurrentStreams;
+
     /// <summary>Clock for idle eviction; replaceable in tests.</summary>
     public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
 
@@ -106,6 +120,7 @@ public sealed class LLHttpOptions
         ArgumentOutOfRangeException.ThrowIfNegative(MaxIdleConnections);
         ArgumentOutOfRangeException.ThrowIfNegative(ReceiveBufferSize);
         ArgumentOutOfRangeException.ThrowIfLessThan(InitialReceiveBufferSize, 1);
+        ArgumentOutOfRangeException.ThrowIfLessThan(Http2MaxConcurrentStreams, 1);
         if (!SocketEngine.IsSupported())
         {
             throw new PlatformNotSupportedException("LLHttp's epoll socket engine runs on Linux x86-64 only.");

@@ -11,6 +11,12 @@ internal sealed class ReusableValueTaskSource<T> : IValueTaskSource<T>
 {
     private ManualResetValueTaskSourceCore<T> _core;
 
+    /// <param name="runContinuationsAsynchronously">
+    /// True when it is completed under a lock (HTTP/2's read loop): the awaiter's continuation must not run there.
+    /// </param>
+    public ReusableValueTaskSource(bool runContinuationsAsynchronously = false)
+        => _core.RunContinuationsAsynchronously = runContinuationsAsynchronously;
+
     public short Reset()
     {
         _core.Reset();

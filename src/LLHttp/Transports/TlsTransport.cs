@@ -83,6 +83,9 @@ internal sealed class TlsTransport : Transport
 
     public override int ReceiveBufferSize => _inner.ReceiveBufferSize;
 
+    /// <summary>The protocol ALPN selected (RFC 7301; h2 for an HTTP/2 connection, RFC 9113 §3.2), empty when none.</summary>
+    public SslApplicationProtocol NegotiatedApplicationProtocol => _ssl.NegotiatedApplicationProtocol;
+
     public override void Dispose() => _ssl.Dispose();
 
     /// <summary>
