@@ -305,8 +305,11 @@ public sealed class LLHttp2Stream : IValueTaskSource<int>, IValueTaskSource<LLHt
             }
 
             bool finished = _phase == RequestPhase.Complete && _ended && _failure is null;
-            var disposed = new LLHttpException(LLHttpError.ConnectionAborted, "The stream was given back.");
-            CompleteWaitersLocked(disposed);
+            if (_headWaiting || _readWaiting || _sendWaiting)
+            {
+                // Only a misused stream has waiters left: the exception is not paid for per request.
+                CompleteWaitersLocked(new LLHttpException(LLHttpError.ConnectionAborted, "The stream was given back."));
+            }
             bool reserved = _phase is RequestPhase.Reserved or RequestPhase.Started;
             _connection.ReleaseLocked(this, _id, reserved, reset: !finished && _failure is null);
             _phase = RequestPhase.Released;
