@@ -40,6 +40,7 @@ public sealed class LLHttp2Connection : IHttp2ClientConnectionHandler, IDisposab
     private LLHttpException? _failure;
     private Http2ErrorCode _goAwayCode;
     private CancellationTokenSource? _settingsTimer;
+    private readonly TaskCompletionSource _settingsReceived = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Task _readLoop;
     private readonly Task _writeLoop;
 
@@ -104,7 +105,25 @@ public sealed class LLHttp2Connection : IHttp2ClientConnectionHandler, IDisposab
             throw new LLHttpException(LLHttpError.TlsHandshakeFailed, "The server did not select h2 with ALPN (RFC 9113 §3.2).");
         }
 
-        return new LLHttp2Connection(transport, options);
+        var connection = new LLHttp2Connection(transport, options);
+        try
+        {
+            // The server's SETTINGS first: until they arrive its stream limit reads as unlimited, and a pool that
+            // filled a new connection on that belief would have streams refused (RFC 9113 §5.1.2).
+            await connection._settingsReceived.Task.WaitAsync(options.ConnectTimeout, cancellationToken).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            connection.Dispose();
+            throw new LLHttpException(LLHttpError.ConnectTimeout, "The server sent no SETTINGS within ConnectTimeout.");
+        }
+        catch
+        {
+            connection.Dispose();
+            throw;
+        }
+
+        return connection;
     }
 
     /// <summary>Whether new streams may go here: no failure, no GOAWAY from the server. A pool drops a connection that is not.</summary>
@@ -242,8 +261,21 @@ public sealed class LLHttp2Connection : IHttp2ClientConnectionHandler, IDisposab
 
         _blockedSenders.Remove(stream);
         _free.Push(stream);
+        if (_failure is null && Codec.IsGoAwayReceived && Codec.ActiveStreams == 0 && _reserved == 0)
+        {
+            // The last stream the server's GOAWAY let finish is over: nothing can go here any more.
+            FailLocked(Closed("The server sent GOAWAY."));
+        }
+
         SignalWriterLocked();
+        StreamReleased?.Invoke();
     }
+
+    /// <summary>
+    /// A stream was given back or the connection failed: a pool waiting for room tries again. Called under the
+    /// connection's lock, so it must take no lock of its own.
+    /// </summary>
+    internal Action? StreamReleased { get; set; }
 
     internal void AddBlockedSenderLocked(LLHttp2Stream stream) => _blockedSenders.Add(stream);
 
@@ -332,6 +364,11 @@ public sealed class LLHttp2Connection : IHttp2ClientConnectionHandler, IDisposab
                     {
                         _settingsTimer = null;
                         timer.Dispose();
+                    }
+
+                    if (state != Http2ConnectionState.AwaitingSettings)
+                    {
+                        _settingsReceived.TrySetResult();
                     }
 
                     PumpBlockedSendersLocked();
@@ -423,6 +460,10 @@ public sealed class LLHttp2Connection : IHttp2ClientConnectionHandler, IDisposab
         }
 
         _failure = failure;
+        if (_settingsReceived.TrySetException(failure))
+        {
+            _ = _settingsReceived.Task.Exception; // observed: only a connect in progress waits for it
+        }
         foreach (var stream in _byId.Values)
         {
             stream.FailLocked(failure);
@@ -432,6 +473,7 @@ public sealed class LLHttp2Connection : IHttp2ClientConnectionHandler, IDisposab
         _blockedSenders.Clear();
         _settingsTimer?.Dispose();
         _settingsTimer = null;
+        StreamReleased?.Invoke();
         // A writer in the middle of a send sees the failure when it comes back.
         SignalWriterLocked();
     }

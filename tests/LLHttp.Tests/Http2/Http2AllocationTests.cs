@@ -35,9 +35,15 @@ public class Http2AllocationTests
             using var connection = await LLHttp2Connection.ConnectAsync(listener.LocalEndPoint!);
             var buffer = new byte[64];
             await RunAsync(connection, buffer, Warmup).WaitAsync(Bound);
-            long before = GC.GetTotalAllocatedBytes(precise: true);
-            await RunAsync(connection, buffer, Measured).WaitAsync(Bound);
-            long allocated = GC.GetTotalAllocatedBytes(precise: true) - before;
+            // The count is process-wide: work other tests left behind (a server shutting down) may allocate during a
+            // round, so the least of three rounds is the client's.
+            long allocated = long.MaxValue;
+            for (int round = 0; round < 3; round++)
+            {
+                long before = GC.GetTotalAllocatedBytes(precise: true);
+                await RunAsync(connection, buffer, Measured).WaitAsync(Bound);
+                allocated = Math.Min(allocated, GC.GetTotalAllocatedBytes(precise: true) - before);
+            }
 
             // Nothing per request: 2,000 requests may not even allocate one object each. What is left is the runtime's
             // own (thread pool, timers), bounded and independent of the request count.

@@ -9,6 +9,14 @@ namespace LLHttp.Tests.Http2;
 /// <summary>The HTTP/2 client against a scripted server: refusals, hostile frames and silence. Every wait is bounded.</summary>
 public class Http2ScriptedTests
 {
+    /// <summary>Connects while the server accepts: the connect waits for the server's SETTINGS.</summary>
+    private static async Task<LLHttp2Connection> ConnectAsync(ScriptedH2Server server, LLHttpOptions? options = null, bool acknowledge = true)
+    {
+        var connecting = LLHttp2Connection.ConnectAsync(server.EndPoint, options: options).AsTask();
+        await server.AcceptAsync(acknowledge);
+        return await connecting.WaitAsync(Bound);
+    }
+
     private static LLHttp2Stream Get(LLHttp2Connection connection, string path = "/")
     {
         Assert.True(connection.TryOpenStream(out var stream));
@@ -21,8 +29,7 @@ public class Http2ScriptedTests
     public async Task Streams_above_the_last_id_of_a_goaway_are_refused_and_retryable()
     {
         await using var server = new ScriptedH2Server();
-        using var connection = await LLHttp2Connection.ConnectAsync(server.EndPoint);
-        await server.AcceptAsync();
+        using var connection = await ConnectAsync(server);
         using var first = Get(connection);
         using var second = Get(connection);
         Assert.Equal(1, (await server.ReadFrameAsync(Http2FrameType.Headers)).StreamId);
@@ -46,8 +53,7 @@ public class Http2ScriptedTests
     public async Task Refused_stream_reset_is_retryable_other_resets_are_not()
     {
         await using var server = new ScriptedH2Server();
-        using var connection = await LLHttp2Connection.ConnectAsync(server.EndPoint);
-        await server.AcceptAsync();
+        using var connection = await ConnectAsync(server);
         using var refused = Get(connection);
         using var cancelled = Get(connection);
         await server.ReadFrameAsync(Http2FrameType.Headers);
@@ -79,8 +85,7 @@ public class Http2ScriptedTests
     {
         _ = what;
         await using var server = new ScriptedH2Server();
-        using var connection = await LLHttp2Connection.ConnectAsync(server.EndPoint);
-        await server.AcceptAsync();
+        using var connection = await ConnectAsync(server);
         using var first = Get(connection);
         using var second = Get(connection);
         await server.ReadFrameAsync(Http2FrameType.Headers);
@@ -104,8 +109,7 @@ public class Http2ScriptedTests
     public async Task A_close_in_the_middle_of_a_body_fails_the_read()
     {
         await using var server = new ScriptedH2Server();
-        using var connection = await LLHttp2Connection.ConnectAsync(server.EndPoint);
-        await server.AcceptAsync();
+        using var connection = await ConnectAsync(server);
         using var stream = Get(connection);
         await server.ReadFrameAsync(Http2FrameType.Headers);
         await server.SendAsync([.. Ok(1), .. Data(1, "part", endStream: false)]);
@@ -124,8 +128,7 @@ public class Http2ScriptedTests
     {
         await using var server = new ScriptedH2Server();
         var options = new LLHttpOptions { Http2SettingsAckTimeout = TimeSpan.FromMilliseconds(200) };
-        using var connection = await LLHttp2Connection.ConnectAsync(server.EndPoint, options: options);
-        await server.AcceptAsync(acknowledge: false);
+        using var connection = await ConnectAsync(server, options, acknowledge: false);
         using var stream = Get(connection);
         var e = await Assert.ThrowsAsync<LLHttpException>(() => stream.ReadResponseHeadAsync().AsTask().WaitAsync(Bound));
         Assert.Equal(LLHttpError.Http2SettingsTimeout, e.Error);
@@ -138,8 +141,7 @@ public class Http2ScriptedTests
     {
         await using var server = new ScriptedH2Server();
         var options = new LLHttpOptions { ResponseHeadTimeout = TimeSpan.FromMilliseconds(200) };
-        using var connection = await LLHttp2Connection.ConnectAsync(server.EndPoint, options: options);
-        await server.AcceptAsync();
+        using var connection = await ConnectAsync(server, options);
         using var stream = Get(connection);
         await server.ReadFrameAsync(Http2FrameType.Headers);
         var e = await Assert.ThrowsAsync<LLHttpException>(() => stream.ReadResponseHeadAsync().AsTask().WaitAsync(Bound));
@@ -155,8 +157,7 @@ public class Http2ScriptedTests
     {
         await using var server = new ScriptedH2Server();
         var options = new LLHttpOptions { BodyIdleTimeout = TimeSpan.FromMilliseconds(200) };
-        using var connection = await LLHttp2Connection.ConnectAsync(server.EndPoint, options: options);
-        await server.AcceptAsync();
+        using var connection = await ConnectAsync(server, options);
         Assert.True(connection.TryOpenStream(out var stream));
         using (stream)
         {
@@ -172,8 +173,7 @@ public class Http2ScriptedTests
     public async Task Caller_cancellation_is_an_operation_canceled_exception()
     {
         await using var server = new ScriptedH2Server();
-        using var connection = await LLHttp2Connection.ConnectAsync(server.EndPoint);
-        await server.AcceptAsync();
+        using var connection = await ConnectAsync(server);
         using var stream = Get(connection);
         using var cts = new CancellationTokenSource();
         var head = stream.ReadResponseHeadAsync(cts.Token).AsTask();
@@ -186,8 +186,7 @@ public class Http2ScriptedTests
     public async Task Informational_heads_come_first_then_trailers_after_the_body()
     {
         await using var server = new ScriptedH2Server();
-        using var connection = await LLHttp2Connection.ConnectAsync(server.EndPoint);
-        await server.AcceptAsync();
+        using var connection = await ConnectAsync(server);
         using var stream = Get(connection);
         await server.ReadFrameAsync(Http2FrameType.Headers);
         // 103 (literal :status without indexing), 200, body, trailers "x-t: v".
@@ -218,7 +217,7 @@ public class Http2ScriptedTests
     public async Task Invalid_request_fields_are_refused_before_the_wire()
     {
         await using var server = new ScriptedH2Server();
-        using var connection = await LLHttp2Connection.ConnectAsync(server.EndPoint);
+        using var connection = await ConnectAsync(server);
         Assert.True(connection.TryOpenStream(out var stream));
         using (stream)
         {

@@ -116,8 +116,10 @@ internal sealed class KestrelH2Server : IAsyncDisposable
         }
         else if (path == "/hold")
         {
+            // Taken before counting: a Release that follows the count must release this request.
+            var hold = Volatile.Read(ref _hold);
             Interlocked.Increment(ref _held);
-            await _hold.Task.WaitAsync(TimeSpan.FromSeconds(20));
+            await hold.Task.WaitAsync(TimeSpan.FromSeconds(20));
             Interlocked.Decrement(ref _held);
             await context.Response.WriteAsync("held");
         }
