@@ -634,49 +634,32 @@ public sealed class LLHttp2Stream : IValueTaskSource<int>, IValueTaskSource<LLHt
         }
     }
 
-    LLHttp2ResponseHead IValueTaskSource<LLHttp2ResponseHead>.GetResult(short token)
-    {
-        try
-        {
-            return _head.GetResult(token);
-        }
-        finally
-        {
-            EndWait(send: false);
-        }
-    }
+    LLHttp2ResponseHead IValueTaskSource<LLHttp2ResponseHead>.GetResult(short token) => Finish(ref _head, token, send: false);
 
     ValueTaskSourceStatus IValueTaskSource<LLHttp2ResponseHead>.GetStatus(short token) => _head.GetStatus(token);
 
     void IValueTaskSource<LLHttp2ResponseHead>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
         => _head.OnCompleted(continuation, state, token, flags);
 
-    int IValueTaskSource<int>.GetResult(short token)
-    {
-        try
-        {
-            return _read.GetResult(token);
-        }
-        finally
-        {
-            EndWait(send: false);
-        }
-    }
+    int IValueTaskSource<int>.GetResult(short token) => Finish(ref _read, token, send: false);
 
     ValueTaskSourceStatus IValueTaskSource<int>.GetStatus(short token) => _read.GetStatus(token);
 
     void IValueTaskSource<int>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
         => _read.OnCompleted(continuation, state, token, flags);
 
-    void IValueTaskSource.GetResult(short token)
+    void IValueTaskSource.GetResult(short token) => Finish(ref _send, token, send: true);
+
+    /// <summary>The awaiter takes the result: the wait's timer and registration are disarmed on its thread, outside the lock.</summary>
+    private T Finish<T>(ref ManualResetValueTaskSourceCore<T> core, short token, bool send)
     {
         try
         {
-            _send.GetResult(token);
+            return core.GetResult(token);
         }
         finally
         {
-            EndWait(send: true);
+            EndWait(send);
         }
     }
 
