@@ -110,17 +110,23 @@ public sealed class LLHttp2ConnectionPool : IDisposable
             {
                 connection = await LLHttp2Connection.ConnectAsync(_endPoint, _tls, _options, cancellationToken).ConfigureAwait(false);
             }
-            finally
+            catch
             {
                 lock (_sync)
                 {
                     _connecting--;
                 }
+
+                // Another caller waiting at the cap may connect in its place.
+                _onStreamReleased();
+                throw;
             }
 
             connection.StreamReleased = _onStreamReleased;
+            bool taken;
             lock (_sync)
             {
+                _connecting--;
                 if (_disposed)
                 {
                     connection.Dispose();
@@ -128,11 +134,14 @@ public sealed class LLHttp2ConnectionPool : IDisposable
                 }
 
                 _connections.Add(connection);
+                taken = connection.TryOpenStream(out stream);
             }
 
-            if (connection.TryOpenStream(out stream))
+            // Callers that waited while this connection was being opened may fit on it too.
+            _onStreamReleased();
+            if (taken)
             {
-                return stream;
+                return stream!;
             }
         }
     }

@@ -57,6 +57,21 @@ public class Http2PoolTests
     }
 
     [Fact]
+    public async Task Concurrent_callers_fill_a_connection_opened_while_they_waited()
+    {
+        await using var server = await KestrelH2Server.StartAsync(maxStreams: 2);
+        using var pool = new LLHttp2ConnectionPool(server.EndPoint, maxConnections: 2);
+        Assert.Equal("ok", await GetAsync(pool, "/warm"));
+        // The third and fourth callers find the first connection full: one opens the second, the other waits for it
+        // and must be woken when it is added, not when a stream ends (none ends before Release).
+        var held = Enumerable.Range(0, 4).Select(_ => GetAsync(pool, "/hold")).ToArray();
+        await UntilAsync(() => server.Held == 4);
+        Assert.Equal(2, pool.ConnectionCount);
+        server.Release();
+        Assert.All(await Task.WhenAll(held).WaitAsync(Bound), body => Assert.Equal("held", body));
+    }
+
+    [Fact]
     public async Task A_connection_that_received_goaway_leaves_the_pool()
     {
         var first = await KestrelH2Server.StartAsync();
