@@ -59,4 +59,6 @@ public enum LLHttpError : byte
     Http2ConnectionError,
     /// <summary>HTTP/2: the server did not acknowledge our SETTINGS within <see cref="LLHttpOptions.Http2SettingsAckTimeout"/>.</summary>
     Http2SettingsTimeout,
+    /// <summary>HTTP/2: the server did not answer a PING within <see cref="LLHttpOptions.Http2PingTimeout"/>; the connection failed.</summary>
+    Http2PingTimeout,
 }

@@ -93,6 +93,12 @@ public sealed class LLHttpOptions
     /// </summary>
     public int Http2MaxConcurrentStreams { get; init; } = LLHttp2.Connection.Http2ConnectionOptions.DefaultMaxConcurrentStreams;
 
+    /// <summary>
+    /// HTTP/2: how long <c>LLHttp2Connection.PingAsync</c> waits for the server's PING ACK before the connection is
+    /// declared dead. Matches SocketsHttpHandler.KeepAlivePingTimeout (20 s).
+    /// </summary>
+    public TimeSpan Http2PingTimeout { get; init; } = TimeSpan.FromSeconds(20);
+
     /// <summary>Clock for idle eviction; replaceable in tests.</summary>
     public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
 

@@ -39,6 +39,7 @@ public sealed class LLHttp2Connection : IHttp2ClientConnectionHandler, IDisposab
     private int _reserved;
     private LLHttpException? _failure;
     private Http2ErrorCode _goAwayCode;
+    private TaskCompletionSource? _pingAck;
     private CancellationTokenSource? _settingsTimer;
     private readonly TaskCompletionSource _settingsReceived = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Task _readLoop;
@@ -213,6 +214,53 @@ public sealed class LLHttp2Connection : IHttp2ClientConnectionHandler, IDisposab
             {
                 Codec.BeginGracefulShutdown(_pending);
                 FailLocked(new LLHttpException(LLHttpError.ConnectionAborted, "The HTTP/2 connection was closed by its owner."));
+            }
+        }
+    }
+
+    /// <summary>
+    /// Liveness (RFC 9113 §6.7): a PING, answered within <see cref="LLHttpOptions.Http2PingTimeout"/> or the connection
+    /// fails with <see cref="LLHttpError.Http2PingTimeout"/> (every stream on it too). For a caller about to reuse a
+    /// connection that was quiet a long time; one at a time. Allocates (a completion and a timer): not per request.
+    /// </summary>
+    public async ValueTask PingAsync(CancellationToken cancellationToken = default)
+    {
+        TaskCompletionSource acknowledged;
+        lock (Sync)
+        {
+            ThrowIfFailedLocked();
+            if (_pingAck is not null)
+            {
+                ThrowHelper.ThrowInvalidOperation("A PING is already waiting for its ACK.");
+            }
+
+            _pingAck = acknowledged = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            Codec.SendPing((ulong)Environment.TickCount64, _pending);
+            SignalWriterLocked();
+        }
+
+        try
+        {
+            await acknowledged.Task.WaitAsync(Options.Http2PingTimeout, cancellationToken).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            var failure = new LLHttpException(LLHttpError.Http2PingTimeout, "The server did not answer a PING within Http2PingTimeout.");
+            lock (Sync)
+            {
+                FailLocked(failure);
+            }
+
+            throw new LLHttpException(failure.Error, failure.Message);
+        }
+        finally
+        {
+            lock (Sync)
+            {
+                if (_pingAck == acknowledged)
+                {
+                    _pingAck = null;
+                }
             }
         }
     }
@@ -473,6 +521,10 @@ public sealed class LLHttp2Connection : IHttp2ClientConnectionHandler, IDisposab
         _blockedSenders.Clear();
         _settingsTimer?.Dispose();
         _settingsTimer = null;
+        if (_pingAck?.TrySetException(failure) == true)
+        {
+            _ = _pingAck.Task.Exception; // observed: the PING's own wait may have ended already (its timeout)
+        }
         StreamReleased?.Invoke();
         // A writer in the middle of a send sees the failure when it comes back.
         SignalWriterLocked();
@@ -562,7 +614,5 @@ public sealed class LLHttp2Connection : IHttp2ClientConnectionHandler, IDisposab
 
     void IHttp2ClientConnectionHandler.OnGoAway(int lastStreamId, Http2ErrorCode code) => _goAwayCode = code;
 
-    void IHttp2ClientConnectionHandler.OnPingAck(ulong data)
-    {
-    }
+    void IHttp2ClientConnectionHandler.OnPingAck(ulong data) => _pingAck?.TrySetResult();
 }

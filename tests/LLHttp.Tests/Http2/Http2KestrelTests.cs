@@ -112,6 +112,16 @@ public class Http2KestrelTests
     }
 
     [Fact]
+    public async Task A_ping_is_answered_and_the_connection_goes_on()
+    {
+        await using var server = await KestrelH2Server.StartAsync();
+        using var connection = await LLHttp2Connection.ConnectAsync(server.EndPoint);
+        await connection.PingAsync().AsTask().WaitAsync(Bound);
+        await connection.PingAsync().AsTask().WaitAsync(Bound);
+        Assert.Equal(200, (await ExchangeAsync(connection, "GET", "/after")).Status);
+    }
+
+    [Fact]
     public async Task H2_over_tls_negotiates_alpn()
     {
         await using var server = await KestrelH2Server.StartAsync(tls: true);

@@ -137,6 +137,22 @@ public class Http2ScriptedTests
     }
 
     [Fact]
+    public async Task An_unanswered_ping_fails_the_connection_and_its_streams()
+    {
+        await using var server = new ScriptedH2Server();
+        var options = new LLHttpOptions { Http2PingTimeout = TimeSpan.FromMilliseconds(200) };
+        using var connection = await ConnectAsync(server, options);
+        using var stream = Get(connection);
+        var e = await Assert.ThrowsAsync<LLHttpException>(() => connection.PingAsync().AsTask().WaitAsync(Bound));
+        Assert.Equal(LLHttpError.Http2PingTimeout, e.Error);
+        e = await Assert.ThrowsAsync<LLHttpException>(() => stream.ReadResponseHeadAsync().AsTask().WaitAsync(Bound));
+        Assert.Equal(LLHttpError.Http2PingTimeout, e.Error);
+        Assert.False(connection.IsUsable);
+        Assert.Equal(Http2FrameType.Ping, (await server.ReadFrameAsync(Http2FrameType.Ping)).Type);
+        Assert.True(await server.ClosedByClientAsync());
+    }
+
+    [Fact]
     public async Task A_silent_server_times_out_the_head_and_the_stream_is_reset()
     {
         await using var server = new ScriptedH2Server();
