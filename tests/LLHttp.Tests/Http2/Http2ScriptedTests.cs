@@ -17,6 +17,15 @@ public class Http2ScriptedTests
         return await connecting.WaitAsync(Bound);
     }
 
+    /// <summary>The operation fails with <paramref name="error"/> within the bound.</summary>
+    private static async Task<LLHttpException> FailsAsync(LLHttpError error, Func<Task> operation)
+    {
+        // A call may throw at once (the connection failed already) or fail its task later: both count.
+        var e = await Assert.ThrowsAsync<LLHttpException>(() => operation().WaitAsync(Bound));
+        Assert.Equal(error, e.Error);
+        return e;
+    }
+
     private static LLHttp2Stream Get(LLHttp2Connection connection, string path = "/")
     {
         Assert.True(connection.TryOpenStream(out var stream));
@@ -36,8 +45,7 @@ public class Http2ScriptedTests
         Assert.Equal(3, (await server.ReadFrameAsync(Http2FrameType.Headers)).StreamId);
         await server.SendAsync([.. GoAway(1, 0), .. Ok(1), .. Data(1, "one", endStream: true)]);
 
-        var refused = await Assert.ThrowsAsync<LLHttpException>(() => second.ReadResponseHeadAsync().AsTask().WaitAsync(Bound));
-        Assert.Equal(LLHttpError.StreamRefused, refused.Error);
+        var refused = await FailsAsync(LLHttpError.StreamRefused, () => second.ReadResponseHeadAsync().AsTask());
         Assert.True(refused.IsRetryable);
 
         var head = await first.ReadResponseHeadAsync().AsTask().WaitAsync(Bound);
@@ -60,10 +68,9 @@ public class Http2ScriptedTests
         await server.ReadFrameAsync(Http2FrameType.Headers);
         await server.SendAsync([.. RstStream(1, 7), .. RstStream(3, 8)]);
 
-        var e = await Assert.ThrowsAsync<LLHttpException>(() => refused.ReadResponseHeadAsync().AsTask().WaitAsync(Bound));
+        var e = await FailsAsync(LLHttpError.StreamRefused, () => refused.ReadResponseHeadAsync().AsTask());
         Assert.True(e.IsRetryable);
-        e = await Assert.ThrowsAsync<LLHttpException>(() => cancelled.ReadResponseHeadAsync().AsTask().WaitAsync(Bound));
-        Assert.Equal(LLHttpError.StreamReset, e.Error);
+        e = await FailsAsync(LLHttpError.StreamReset, () => cancelled.ReadResponseHeadAsync().AsTask());
         Assert.False(e.IsRetryable);
         Assert.True(connection.IsUsable);
     }
@@ -94,8 +101,7 @@ public class Http2ScriptedTests
 
         foreach (var stream in new[] { first, second })
         {
-            var e = await Assert.ThrowsAsync<LLHttpException>(() => stream.ReadResponseHeadAsync().AsTask().WaitAsync(Bound));
-            Assert.Equal(LLHttpError.Http2ConnectionError, e.Error);
+            await FailsAsync(LLHttpError.Http2ConnectionError, () => stream.ReadResponseHeadAsync().AsTask());
         }
 
         Assert.False(connection.IsUsable);
@@ -130,8 +136,7 @@ public class Http2ScriptedTests
         var options = new LLHttpOptions { Http2SettingsAckTimeout = TimeSpan.FromMilliseconds(200) };
         using var connection = await ConnectAsync(server, options, acknowledge: false);
         using var stream = Get(connection);
-        var e = await Assert.ThrowsAsync<LLHttpException>(() => stream.ReadResponseHeadAsync().AsTask().WaitAsync(Bound));
-        Assert.Equal(LLHttpError.Http2SettingsTimeout, e.Error);
+        await FailsAsync(LLHttpError.Http2SettingsTimeout, () => stream.ReadResponseHeadAsync().AsTask());
         var goAway = await server.ReadFrameAsync(Http2FrameType.GoAway);
         Assert.Equal(4u, System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(goAway.Payload.AsSpan(4))); // SETTINGS_TIMEOUT
     }
@@ -143,10 +148,8 @@ public class Http2ScriptedTests
         var options = new LLHttpOptions { Http2PingTimeout = TimeSpan.FromMilliseconds(200) };
         using var connection = await ConnectAsync(server, options);
         using var stream = Get(connection);
-        var e = await Assert.ThrowsAsync<LLHttpException>(() => connection.PingAsync().AsTask().WaitAsync(Bound));
-        Assert.Equal(LLHttpError.Http2PingTimeout, e.Error);
-        e = await Assert.ThrowsAsync<LLHttpException>(() => stream.ReadResponseHeadAsync().AsTask().WaitAsync(Bound));
-        Assert.Equal(LLHttpError.Http2PingTimeout, e.Error);
+        await FailsAsync(LLHttpError.Http2PingTimeout, () => connection.PingAsync().AsTask());
+        await FailsAsync(LLHttpError.Http2PingTimeout, () => stream.ReadResponseHeadAsync().AsTask());
         Assert.False(connection.IsUsable);
         Assert.Equal(Http2FrameType.Ping, (await server.ReadFrameAsync(Http2FrameType.Ping)).Type);
         Assert.True(await server.ClosedByClientAsync());
@@ -160,8 +163,7 @@ public class Http2ScriptedTests
         using var connection = await ConnectAsync(server, options);
         using var stream = Get(connection);
         await server.ReadFrameAsync(Http2FrameType.Headers);
-        var e = await Assert.ThrowsAsync<LLHttpException>(() => stream.ReadResponseHeadAsync().AsTask().WaitAsync(Bound));
-        Assert.Equal(LLHttpError.ResponseHeadTimeout, e.Error);
+        await FailsAsync(LLHttpError.ResponseHeadTimeout, () => stream.ReadResponseHeadAsync().AsTask());
         var reset = await server.ReadFrameAsync(Http2FrameType.RstStream);
         Assert.Equal(1, reset.StreamId);
         Assert.Equal(8u, System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(reset.Payload)); // CANCEL
@@ -180,8 +182,7 @@ public class Http2ScriptedTests
             stream.StartRequest("POST"u8, "http"u8, "origin"u8, "/"u8);
             stream.StartRequestBody();
             // 64 KiB - 1 fits the initial window; the rest waits for a WINDOW_UPDATE that never comes.
-            var e = await Assert.ThrowsAsync<LLHttpException>(() => stream.WriteBodyAsync(new byte[100_000]).AsTask().WaitAsync(Bound));
-            Assert.Equal(LLHttpError.BodyIdleTimeout, e.Error);
+            await FailsAsync(LLHttpError.BodyIdleTimeout, () => stream.WriteBodyAsync(new byte[100_000]).AsTask());
         }
     }
 
