@@ -26,6 +26,16 @@ public class Http2ScriptedTests
         return e;
     }
 
+    /// <summary>Two GET streams (1 and 3) whose HEADERS the server has read.</summary>
+    private static async Task<(LLHttp2Stream First, LLHttp2Stream Second)> TwoStreamsAsync(ScriptedH2Server server, LLHttp2Connection connection)
+    {
+        var first = Get(connection);
+        var second = Get(connection);
+        Assert.Equal(1, (await server.ReadFrameAsync(Http2FrameType.Headers)).StreamId);
+        Assert.Equal(3, (await server.ReadFrameAsync(Http2FrameType.Headers)).StreamId);
+        return (first, second);
+    }
+
     private static LLHttp2Stream Get(LLHttp2Connection connection, string path = "/")
     {
         Assert.True(connection.TryOpenStream(out var stream));
@@ -39,10 +49,9 @@ public class Http2ScriptedTests
     {
         await using var server = new ScriptedH2Server();
         using var connection = await ConnectAsync(server);
-        using var first = Get(connection);
-        using var second = Get(connection);
-        Assert.Equal(1, (await server.ReadFrameAsync(Http2FrameType.Headers)).StreamId);
-        Assert.Equal(3, (await server.ReadFrameAsync(Http2FrameType.Headers)).StreamId);
+        var (first, second) = await TwoStreamsAsync(server, connection);
+        using var disposeFirst = first;
+        using var disposeSecond = second;
         await server.SendAsync([.. GoAway(1, 0), .. Ok(1), .. Data(1, "one", endStream: true)]);
 
         var refused = await FailsAsync(LLHttpError.StreamRefused, () => second.ReadResponseHeadAsync().AsTask());
@@ -62,10 +71,9 @@ public class Http2ScriptedTests
     {
         await using var server = new ScriptedH2Server();
         using var connection = await ConnectAsync(server);
-        using var refused = Get(connection);
-        using var cancelled = Get(connection);
-        await server.ReadFrameAsync(Http2FrameType.Headers);
-        await server.ReadFrameAsync(Http2FrameType.Headers);
+        var (refused, cancelled) = await TwoStreamsAsync(server, connection);
+        using var disposeRefused = refused;
+        using var disposeCancelled = cancelled;
         await server.SendAsync([.. RstStream(1, 7), .. RstStream(3, 8)]);
 
         var e = await FailsAsync(LLHttpError.StreamRefused, () => refused.ReadResponseHeadAsync().AsTask());
@@ -93,10 +101,9 @@ public class Http2ScriptedTests
         _ = what;
         await using var server = new ScriptedH2Server();
         using var connection = await ConnectAsync(server);
-        using var first = Get(connection);
-        using var second = Get(connection);
-        await server.ReadFrameAsync(Http2FrameType.Headers);
-        await server.ReadFrameAsync(Http2FrameType.Headers);
+        var (first, second) = await TwoStreamsAsync(server, connection);
+        using var disposeFirst = first;
+        using var disposeSecond = second;
         await server.SendAsync(frame);
 
         foreach (var stream in new[] { first, second })
