@@ -1,4 +1,5 @@
 using LLHttp.Http2;
+using LLHttp.Sockets;
 using Xunit;
 using static LLHttp.Tests.Http2.H2Kit;
 
@@ -109,6 +110,21 @@ public class Http2KestrelTests
         Assert.Equal("held"u8.ToArray(), (await held.WaitAsync(Bound)).Body);
         await stopping.WaitAsync(Bound);
         await connection.Completion.WaitAsync(Bound);
+    }
+
+    [Fact]
+    public async Task The_epoll_engine_carries_h2c()
+    {
+        if (!LLHttpSocketEngine.Epoll.IsSupported())
+        {
+            return;
+        }
+
+        await using var server = await KestrelH2Server.StartAsync();
+        using var connection = await LLHttp2Connection.ConnectAsync(server.EndPoint, options: new LLHttpOptions { SocketEngine = LLHttpSocketEngine.Epoll });
+        var result = await ExchangeAsync(connection, "POST", "/echo", Pattern(300_000), requestTrailer: "epoll");
+        Assert.Equal(Pattern(300_000), result.Body);
+        Assert.Equal("epoll", result.Trailers["x-resp-trailer"]);
     }
 
     [Fact]
